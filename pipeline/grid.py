@@ -1,0 +1,169 @@
+"""Grids as text and as arrays: encoding, decoding, the givens check and display.
+
+Glossary (after Norvig):
+    Digit   an integer 1..9; 0 marks a blank.
+    Square  an index 0..80 into a grid, row-major (row = s // 9, column = s % 9).
+    Unit    nine squares that must hold nine different digits: a row, a column or a box.
+    Grid    a (81,) uint8 array of digits.
+    Batch   an (N, 81) uint8 array of grids.
+
+Everything here is numpy over whole batches; Python touches a row only to word the
+reason for a row that is already known to be bad.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+Batch = np.ndarray  # (N, 81) uint8
+Grid = np.ndarray  # (81,) uint8
+
+SQUARES = 81
+ROWS = [[r * 9 + c for c in range(9)] for r in range(9)]
+COLUMNS = [[r * 9 + c for r in range(9)] for c in range(9)]
+BOXES = [
+    [(br * 3 + r) * 9 + bc * 3 + c for r in range(3) for c in range(3)]
+    for br in range(3)
+    for bc in range(3)
+]
+UNITS = np.array(ROWS + COLUMNS + BOXES, dtype=np.intp)  # (27, 9)
+UNIT_NAMES = [f"row {i + 1}" for i in range(9)] + [f"column {i + 1}" for i in range(9)] + [
+    f"box {i + 1}" for i in range(9)
+]
+
+BLANKS = b".0"
+NOT_A_DIGIT = 255
+# Byte -> digit: '1'..'9' -> 1..9, '.' and '0' -> 0 (blank), anything else -> NOT_A_DIGIT.
+_BYTE_TO_DIGIT = np.full(256, NOT_A_DIGIT, dtype=np.uint8)
+_BYTE_TO_DIGIT[ord("0") : ord("9") + 1] = np.arange(10, dtype=np.uint8)
+_BYTE_TO_DIGIT[ord(".")] = 0
+_WHITESPACE = b" \t\r\n\x0b\x0c"
+
+
+def encode(texts: Sequence[str]) -> tuple[Batch, list[str | None]]:
+    """Encode puzzle strings into a batch; a reason per string that is not a puzzle."""
+    raw = [t.encode("utf-8", "surrogatepass") if isinstance(t, str) else b"" for t in texts]
+    lengths = np.fromiter((len(b) for b in raw), dtype=np.int64, count=len(raw))
+    offsets = np.zeros(len(raw) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    data = np.frombuffer(b"".join(raw), dtype=np.uint8)
+    grids, reasons = encode_buffers(offsets, data)
+    out: list[str | None] = [None] * len(texts)
+    for i, why in reasons.items():
+        out[i] = why
+    for i, t in enumerate(texts):
+        if t is None:
+            out[i] = "missing puzzle field"
+    return grids, out
+
+
+def encode_buffers(offsets: np.ndarray, data: np.ndarray) -> tuple[Batch, dict[int, str]]:
+    """Encode N UTF-8 strings given as Arrow-style offsets (N+1,) and bytes into a batch.
+
+    Returns the batch (malformed rows are all blanks) and {row: reason} for malformed rows.
+    """
+    offsets = np.asarray(offsets, dtype=np.int64)
+    data = np.asarray(data, dtype=np.uint8)
+    n = len(offsets) - 1
+    grids = np.zeros((n, SQUARES), dtype=np.uint8)
+    if n == 0:
+        return grids, {}
+    starts = offsets[:-1]
+    lengths = offsets[1:] - starts
+    fast = lengths == SQUARES
+    fast_rows = np.flatnonzero(fast)
+    if len(fast_rows):
+        # Gather the 81 bytes of every row of the right length in one fancy index.
+        digits = _BYTE_TO_DIGIT[data[starts[fast_rows, None] + np.arange(SQUARES)]]
+        clean = (digits != NOT_A_DIGIT).all(axis=1)
+        grids[fast_rows[clean]] = digits[clean]
+        fast[fast_rows[~clean]] = False
+    reasons: dict[int, str] = {}
+    # The slow path: rows of another length or with a stray character. Most are malformed;
+    # some only carry whitespace around the 81 characters.
+    for i in np.flatnonzero(~fast).tolist():
+        text = bytes(data[starts[i] : starts[i] + lengths[i]])
+        grid, why = _encode_one(text)
+        if why is None:
+            grids[i] = grid
+        else:
+            reasons[i] = why
+    return grids, reasons
+
+
+def _encode_one(raw: bytes) -> tuple[Grid | None, str | None]:
+    """Encode one puzzle the slow way, with the reason it is not one."""
+    text = raw.decode("utf-8", "replace").strip()
+    if not text:
+        return None, "empty puzzle field"
+    if len(text) != SQUARES:
+        return None, f"length {len(text)}, expected {SQUARES}"
+    body = text.encode("utf-8")  # 81 chars; all ASCII when every char is valid
+    if len(body) == SQUARES:
+        digits = _BYTE_TO_DIGIT[np.frombuffer(body, dtype=np.uint8)]
+        bad = np.flatnonzero(digits == NOT_A_DIGIT)
+        if len(bad) == 0:
+            return digits, None
+        first = int(bad[0])
+    else:
+        first = next(i for i, ch in enumerate(text) if ch.encode("utf-8") not in _DIGIT_BYTES)
+    return None, f"character {text[first]!r} at position {first + 1}"
+
+
+_DIGIT_BYTES = {bytes([b]) for b in b"0123456789."}
+
+
+def decode(grids: Batch, blank: str = ".") -> list[str]:
+    """Decode a batch into 81-character strings (blanks as `blank`)."""
+    return [s.decode("ascii") for s in to_ascii(grids, blank).tolist()]
+
+
+def to_ascii(grids: Batch, blank: str = "0") -> np.ndarray:
+    """The batch as an (N,) array of 81-byte strings, with no Python loop."""
+    table = np.frombuffer(b"0123456789", dtype=np.uint8).copy()
+    table[0] = ord(blank)
+    chars = table[np.asarray(grids, dtype=np.uint8)]
+    return np.ascontiguousarray(chars).view(f"S{SQUARES}").reshape(len(chars))
+
+
+def find_clashes(grids: Batch) -> dict[int, str]:
+    """Rows whose givens repeat a digit in a unit: {row: 'digit 5 twice in row 3'}."""
+    grids = np.asarray(grids, dtype=np.uint8)
+    if len(grids) == 0:
+        return {}
+    units = np.sort(grids[:, UNITS], axis=2)  # (N, 27, 9)
+    repeats = (units[:, :, 1:] == units[:, :, :-1]) & (units[:, :, 1:] > 0)
+    bad_rows = np.flatnonzero(repeats.any(axis=(1, 2)))
+    return {int(i): clash_reason(grids[i]) for i in bad_rows}
+
+
+def clash_reason(grid: Grid) -> str:
+    """Word the first repeated digit of a grid, by unit order: rows, columns, boxes."""
+    for name, squares in zip(UNIT_NAMES, UNITS, strict=True):
+        values = grid[squares]
+        counts = np.bincount(values, minlength=10)[1:]
+        repeated = np.flatnonzero(counts > 1)
+        if len(repeated):
+            d = int(repeated[0]) + 1
+            times = {2: "twice", 3: "three times"}.get(int(counts[d - 1]), f"{counts[d - 1]} times")
+            return f"digit {d} {times} in {name}"
+    raise ValueError("grid has no clash")
+
+
+def clues(grids: Batch) -> np.ndarray:
+    """The number of givens in each grid."""
+    return np.count_nonzero(np.asarray(grids), axis=1)
+
+
+def show(grid: Grid | Sequence[int]) -> str:
+    """Draw one grid as a 9x9 board with box lines."""
+    g = [int(x) for x in grid]
+    lines = []
+    for r in range(9):
+        if r in (3, 6):
+            lines.append("------+-------+------")
+        cells = [str(g[r * 9 + c]) if g[r * 9 + c] else "." for c in range(9)]
+        lines.append(" | ".join(" ".join(cells[b : b + 3]) for b in (0, 3, 6)))
+    return "\n".join(lines)
