@@ -157,7 +157,7 @@ SHRINK, SINGLE_ROW, COMPLEX, COLCLAIM, PEER_KEEP = _build_tables()
 # --------------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _propagate(F, U, dirty):
     """Process dirty boards until none is left.  Returns False on contradiction."""
     while dirty != 0:
@@ -170,21 +170,18 @@ def _propagate(F, U, dirty):
             return False
         F[s] = x
         b = s // 9
-        # column claims -> the other two bands of the same digit
+        # column claims -> the other two bands of the same digit (branch-free)
         cm = COLCLAIM[(x | (x >> 9) | (x >> 18)) & 511]
-        if cm != ALL27:
-            t = s + 9 if s < 18 else s - 18
-            o = np.int64(F[t])
-            n = o & cm
-            if n != o:
-                F[t] = n
-                dirty |= np.int64(1) << t
-            t = s + 18 if s < 9 else s - 9
-            o = np.int64(F[t])
-            n = o & cm
-            if n != o:
-                F[t] = n
-                dirty |= np.int64(1) << t
+        t = s + 9 if s < 18 else s - 18
+        o = np.int64(F[t])
+        n = o & cm
+        F[t] = n
+        dirty |= np.int64(n != o) << t
+        t = s + 18 if s < 9 else s - 9
+        o = np.int64(F[t])
+        n = o & cm
+        F[t] = n
+        dirty |= np.int64(n != o) << t
         # rows reduced to one cell fix that cell
         solved = (
             SINGLE_ROW[x & 511] | (SINGLE_ROW[(x >> 9) & 511] << 9) | (SINGLE_ROW[x >> 18] << 18)
@@ -196,16 +193,16 @@ def _propagate(F, U, dirty):
             keep = ~ns
             base = b * 9
             for t in range(base, base + 9):
-                if t != s:
-                    o = np.int64(F[t])
-                    n = o & keep
-                    if n != o:
-                        F[t] = n
-                        dirty |= np.int64(1) << t
+                o = np.int64(F[t])
+                n = o & keep
+                F[t] = n
+                dirty |= np.int64(n != o) << t
+            F[s] = x
+            dirty &= ~(np.int64(1) << s)
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _singles(F, U, pairs):
     """Place naked singles and column hidden singles.
 
