@@ -1,0 +1,68 @@
+"""The exceptions the pipeline raises on purpose, and the exit code each one means.
+
+    PipelineError              base; carries a one-line message and an exit code
+    ├── UsageError (2)         a bad option, a bad config value
+    ├── InputError (2)         an input that cannot be used: missing, a folder, not text, ...
+    ├── OutputBusy (2)         another run holds the output folder
+    ├── DefinitionMismatch (2) the output folder holds a different run (use --overwrite)
+    ├── RunFailed (3)          a failure the run could not recover from: a write error, ...
+    └── Stopped (130/143)      Ctrl-C or SIGTERM; the folder is left resumable
+
+    PuzzleError                the classic API's complaint about one board
+    ├── MalformedPuzzle
+    ├── InvalidPuzzle
+    └── UnsolvablePuzzle
+"""
+
+from __future__ import annotations
+
+
+class PipelineError(Exception):
+    """A failure with a one-line message for the user and an exit code."""
+
+    exit_code = 3
+
+
+class UsageError(PipelineError):
+    exit_code = 2
+
+
+class InputError(PipelineError):
+    exit_code = 2
+
+
+class OutputBusy(PipelineError):
+    exit_code = 2
+
+
+class DefinitionMismatch(PipelineError):
+    exit_code = 2
+
+
+class RunFailed(PipelineError):
+    exit_code = 3
+
+
+class Stopped(PipelineError):
+    def __init__(self, signum: int):
+        import signal
+
+        name = signal.Signals(signum).name
+        super().__init__(f"stopped by {name}; run the same command again to resume")
+        self.exit_code = 128 + signum
+
+
+class PuzzleError(ValueError):
+    """A board the classic API cannot work with."""
+
+
+class MalformedPuzzle(PuzzleError):
+    pass
+
+
+class InvalidPuzzle(PuzzleError):
+    pass
+
+
+class UnsolvablePuzzle(PuzzleError):
+    pass

@@ -1,0 +1,156 @@
+"""Puzzles in, outcomes out: encode, reject bad givens, solve with the engine, check.
+
+This is what a worker runs on one chunk. It uses numpy and the compiled engine only (never
+polars or pyarrow), so a forked worker never touches a library that is unsafe after fork.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+import numpy as np
+
+from pipeline import check, engine, grid
+
+
+class Status(IntEnum):
+    """What became of a row; the names are a contract with users and later work."""
+
+    SOLVED = 0  # exactly one solution (or, in first-solution mode, a solution)
+    MULTIPLE = 1  # two or more solutions; a valid one is returned
+    UNSOLVABLE = 2  # consistent givens, no solution
+    INVALID = 3  # the givens repeat a digit in a unit
+    MALFORMED = 4  # not a puzzle: wrong length, stray character, missing field, ...
+    ERROR = 5  # the engine itself failed on this row
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+STATUS_NAMES = [s.label for s in Status]
+NULL = -1  # the int sentinel for a null in the int8/int64 outcome arrays
+
+
+@dataclass
+class Outcome:
+    """The outcome of one batch, column by column (NULL marks a null)."""
+
+    status: np.ndarray  # (N,) uint8, a Status
+    solutions: np.ndarray  # (N, 81) uint8, zeros where there is none
+    n_solutions: np.ndarray  # (N,) int8: 0, 1, 2 (= two or more) or NULL (not proven)
+    guesses: np.ndarray  # (N,) int64, NULL where the engine did not run
+    expected_match: np.ndarray  # (N,) int8: 1, 0 or NULL (no expected solution)
+    reasons: dict[int, str] = field(default_factory=dict)
+    cycles: np.ndarray | None = None  # (N,) int64 CPU cycles in the kernel, NULL if not run
+    solve_seconds: float = 0.0  # wall time of the engine call for the whole batch
+
+    def __len__(self) -> int:
+        return len(self.status)
+
+    def has_solution(self) -> np.ndarray:
+        return (self.status == Status.SOLVED) | (self.status == Status.MULTIPLE)
+
+
+def solve_buffers(
+    offsets: np.ndarray,
+    data: np.ndarray,
+    limit: int = 2,
+    expected: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    timings: bool = False,
+) -> Outcome:
+    """Solve N puzzles given as Arrow-style UTF-8 offsets and bytes.
+
+    `expected` is (offsets, bytes, present) for an expected-solution column, where
+    `present` (N,) bool is False for rows whose expected solution is null or empty.
+    """
+    grids, reasons = grid.encode_buffers(offsets, data)
+    return solve_grids(grids, limit, reasons, expected, timings)
+
+
+def solve_grids(
+    grids: np.ndarray,
+    limit: int = 2,
+    malformed: dict[int, str] | None = None,
+    expected: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    timings: bool = False,
+) -> Outcome:
+    """Solve a batch whose malformed rows are already known."""
+    n = len(grids)
+    reasons = dict(malformed or {})
+    status = np.full(n, Status.MALFORMED, dtype=np.uint8)
+    solutions = np.zeros((n, grid.SQUARES), dtype=np.uint8)
+    n_solutions = np.full(n, NULL, dtype=np.int8)
+    guesses = np.full(n, NULL, dtype=np.int64)
+    cycles = np.full(n, NULL, dtype=np.int64) if timings else None
+
+    readable = np.ones(n, dtype=bool)
+    readable[list(reasons)] = False
+    rows = np.flatnonzero(readable)
+    clashes = grid.find_clashes(grids[rows])
+    clash_rows = rows[list(clashes)] if clashes else np.zeros(0, dtype=np.intp)
+    status[clash_rows] = Status.INVALID
+    reasons.update({int(rows[i]): why for i, why in clashes.items()})
+
+    todo = np.setdiff1d(rows, clash_rows, assume_unique=True)
+    started = time.perf_counter()
+    sol, count, effort, ticks = engine.solve_batch(
+        np.ascontiguousarray(grids[todo]), limit=limit, timings=timings
+    )
+    solve_seconds = time.perf_counter() - started
+    solutions[todo] = sol
+    guesses[todo] = effort
+    if cycles is not None and ticks is not None:
+        cycles[todo] = ticks
+    found = count > 0
+    status[todo] = np.where(found, np.where(count >= 2, Status.MULTIPLE, Status.SOLVED),
+                            Status.UNSOLVABLE)
+    # In first-solution mode a found solution proves nothing about uniqueness.
+    n_solutions[todo] = count if limit >= 2 else np.where(found, NULL, 0)
+
+    # Trust nothing the engine says without the independent checker's word.
+    solved_rows = todo[found]
+    wrong = solved_rows[~check.is_solution(grids[solved_rows], solutions[solved_rows])]
+    for i in wrong.tolist():
+        status[i] = Status.ERROR
+        reasons[i] = "the engine returned a grid that fails the independent check"
+        solutions[i] = 0
+        n_solutions[i] = NULL
+
+    outcome = Outcome(status, solutions, n_solutions, guesses,
+                      np.full(n, NULL, dtype=np.int8), reasons, cycles, solve_seconds)
+    if expected is not None:
+        outcome.expected_match = _expected_match(grids, outcome, *expected)
+    return outcome
+
+
+def _expected_match(
+    puzzles: np.ndarray, outcome: Outcome, offsets: np.ndarray, data: np.ndarray,
+    present: np.ndarray,
+) -> np.ndarray:
+    """1 where the input's expected solution agrees with ours, 0 where not, NULL where absent.
+
+    Agreeing means equal to our solution; for a puzzle with several solutions, being one of
+    them. Rows we could not read or solve (malformed, error) get NULL: no verdict.
+    """
+    wanted, bad = grid.encode_buffers(offsets, data)
+    match = np.zeros(len(puzzles), dtype=np.int8)
+    equal = (wanted == outcome.solutions).all(axis=1) & outcome.has_solution()
+    multiple = outcome.status == Status.MULTIPLE
+    valid = check.is_solution(puzzles, wanted)
+    match[equal | (multiple & valid)] = 1
+    if bad:
+        match[list(bad)] = 0
+    match[~np.asarray(present, dtype=bool)] = NULL
+    no_verdict = (outcome.status == Status.MALFORMED) | (outcome.status == Status.ERROR)
+    match[no_verdict] = NULL
+    return match
+
+
+def solve_strings(puzzles: Sequence[str], limit: int = 2) -> Outcome:
+    """Solve puzzle strings (81 characters, `.` or `0` blanks)."""
+    grids, why = grid.encode(puzzles)
+    return solve_grids(grids, limit, {i: w for i, w in enumerate(why) if w})
