@@ -54,6 +54,26 @@ class Outcome:
     def has_solution(self) -> np.ndarray:
         return (self.status == Status.SOLVED) | (self.status == Status.MULTIPLE)
 
+    @classmethod
+    def concat(cls, parts: Sequence[Outcome]) -> Outcome:
+        """One outcome from consecutive pieces of a batch."""
+        reasons: dict[int, str] = {}
+        start = 0
+        for p in parts:
+            reasons.update({start + i: why for i, why in p.reasons.items()})
+            start += len(p)
+        cycles = None
+        if all(p.cycles is not None for p in parts):
+            cycles = np.concatenate([p.cycles for p in parts])
+        return cls(
+            np.concatenate([p.status for p in parts]),
+            np.concatenate([p.solutions for p in parts]),
+            np.concatenate([p.n_solutions for p in parts]),
+            np.concatenate([p.guesses for p in parts]),
+            np.concatenate([p.expected_match for p in parts]),
+            reasons, cycles, sum(p.solve_seconds for p in parts),
+        )
+
 
 def solve_buffers(
     offsets: np.ndarray,
@@ -61,13 +81,16 @@ def solve_buffers(
     limit: int = 2,
     expected: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     timings: bool = False,
+    malformed: dict[int, str] | None = None,
 ) -> Outcome:
     """Solve N puzzles given as Arrow-style UTF-8 offsets and bytes.
 
     `expected` is (offsets, bytes, present) for an expected-solution column, where
     `present` (N,) bool is False for rows whose expected solution is null or empty.
+    `malformed` names rows already known not to be puzzles, with the reason.
     """
     grids, reasons = grid.encode_buffers(offsets, data)
+    reasons.update(malformed or {})
     return solve_grids(grids, limit, reasons, expected, timings)
 
 

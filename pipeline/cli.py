@@ -1,0 +1,248 @@
+"""The `pipeline` command line."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import click
+import typer
+
+from pipeline.errors import PipelineError, UsageError
+
+app = typer.Typer(
+    name="pipeline",
+    help="Solve, check and summarise Sudoku puzzles at data-set scale.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+EXIT_HELP = """Exit codes: 0 finished; 1 finished but a --fail-on status occurred; 2 usage error or
+unusable input; 3 the run failed (write error, full disk); 130/143 stopped by Ctrl-C/SIGTERM
+(run the same command again to resume)."""
+
+
+def _fail(exc: PipelineError) -> typer.Exit:
+    typer.echo(f"pipeline: error: {exc}", err=True)
+    return typer.Exit(exc.exit_code)
+
+
+@app.command(epilog=EXIT_HELP)
+def run(
+    input: Annotated[list[str], typer.Option(
+        "--input", "-i", help="Input file, glob or - for stdin (repeatable). CSV with or "
+        "without header, text (a puzzle a line), fixed-width records; .gz too.")],
+    output: Annotated[str | None, typer.Option(
+        "--output", "-o", help="Output folder [default: from config, output/<first input's "
+        "stem>/].")] = None,
+    workers: Annotated[int | None, typer.Option(
+        help="Worker processes; 0 = one per core [config: workers].")] = None,
+    chunk_size: Annotated[int | None, typer.Option(
+        help="Rows per chunk and per result part [config: chunk_size].")] = None,
+    config: Annotated[str | None, typer.Option(
+        "--config", "-c", help="A TOML file with [run] settings over configs/default.toml.")
+    ] = None,
+    puzzle_column: Annotated[str | None, typer.Option(
+        help="CSV column with the puzzles [default: found by name, else the first].")] = None,
+    solution_column: Annotated[str | None, typer.Option(
+        help="CSV column with expected solutions [default: solution/solutions].")] = None,
+    first_solution: Annotated[bool | None, typer.Option(
+        "--first-solution/--prove-unique",
+        help="Stop at the first solution (n_solutions null) or prove uniqueness "
+        "[default: prove].")] = None,
+    fail_on: Annotated[str | None, typer.Option(
+        help="Comma-separated statuses that make a finished run exit 1, e.g. "
+        "invalid,unsolvable,error.")] = None,
+    executor: Annotated[str | None, typer.Option(
+        help="local (process pool) or dask [config: executor].")] = None,
+    scheduler: Annotated[str | None, typer.Option(
+        help="Dask scheduler address tcp://HOST:PORT [env: DASK_SCHEDULER_ADDRESS]; "
+        "none with --executor dask starts a local cluster.")] = None,
+    timings: Annotated[bool | None, typer.Option(
+        "--timings/--no-timings", help="Measure each puzzle's solve time (solve_us).")] = None,
+    overwrite: Annotated[bool, typer.Option(
+        help="Replace a different run already in the output folder.")] = False,
+    json_out: Annotated[bool, typer.Option(
+        "--json", help="Print the final summary as one JSON object on stdout.")] = False,
+    quiet: Annotated[bool, typer.Option(
+        "--quiet", "-q", help="No progress, no table, no warnings on stderr.")] = False,
+    log_level: Annotated[str | None, typer.Option(
+        help="DEBUG, INFO, WARNING or ERROR for DIR/logs/run.jsonl.")] = None,
+) -> None:
+    """Solve and check every puzzle of the inputs; write Parquet results and stats.
+
+    Settings come from configs/default.toml, then --config, then PIPELINE_<OPTION>
+    environment variables (PIPELINE_WORKERS=4), then these flags.
+    """
+    from pipeline import config as config_mod
+    from pipeline import run as run_mod
+
+    flags = {
+        "workers": workers, "chunk_size": chunk_size, "puzzle_column": puzzle_column,
+        "solution_column": solution_column, "first_solution": first_solution,
+        "fail_on": fail_on, "executor": executor, "scheduler": scheduler,
+        "timings": timings, "log_level": log_level,
+    }
+    try:
+        settings = config_mod.load(config, flags)
+        show = sys.stderr.isatty() and not quiet
+        progress = _Progress() if show else None
+        hooks = run_mod.Hooks()
+        if progress is not None:
+            hooks.on_start = progress.start
+            hooks.on_rows = progress.advance
+        try:
+            summary = run_mod.run(input, settings, output, overwrite, hooks, quiet=quiet)
+        finally:
+            if progress is not None:
+                progress.stop()
+    except PipelineError as exc:
+        raise _fail(exc) from None
+    if json_out:
+        typer.echo(json.dumps(summary.as_dict()))
+    elif summary.already_done and not quiet:
+        typer.echo(f"already done: {summary.output} holds this run ({summary.rows} rows)",
+                   err=True)
+    elif show:
+        _print_summary(summary)
+    if summary.failing:
+        if not quiet:
+            typer.echo(f"pipeline: finished, but found {', '.join(summary.failing)} rows "
+                       "(--fail-on)", err=True)
+        raise typer.Exit(summary.exit_code)
+
+
+class _Progress:
+    """Rows done and rows/s on the terminal while a run goes."""
+
+    def __init__(self):
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        self.started = time.perf_counter()
+        self.rows = 0
+        self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}"),
+                            TextColumn("[bold]{task.fields[rows]:,}[/] rows"),
+                            TextColumn("{task.fields[rate]:,.0f} rows/s"), TimeElapsedColumn(),
+                            transient=True, console=_console(stderr=True))
+        self.task = self.bar.add_task("solving", rows=0, rate=0.0)
+        self.bar.start()
+
+    def start(self, out: Path, resumed: int) -> None:
+        desc = f"solving into {out}" + (f" (resuming after {resumed:,} rows)" if resumed else "")
+        self.bar.update(self.task, description=desc)
+
+    def advance(self, n: int) -> None:
+        self.rows += n
+        rate = self.rows / max(time.perf_counter() - self.started, 1e-9)
+        self.bar.update(self.task, rows=self.rows, rate=rate)
+
+    def stop(self) -> None:
+        self.bar.stop()
+
+
+def _console(stderr: bool = False):
+    from rich.console import Console
+
+    return Console(stderr=stderr)
+
+
+def _print_summary(summary) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"run: {summary.output}", show_footer=True)
+    table.add_column("status", footer="total")
+    table.add_column("rows", justify="right", footer=f"{summary.rows:,}")
+    table.add_column("share", justify="right")
+    for name, n in summary.counts.items():
+        share = f"{100 * n / summary.rows:.1f}%" if summary.rows else "-"
+        table.add_row(name, f"{n:,}", share)
+    console = _console(stderr=True)
+    console.print(table)
+    console.print(f"{summary.rows:,} rows in {summary.wall_seconds:.2f} s "
+                  f"({summary.rows_per_second:,.0f} rows/s)"
+                  + (f"; {summary.resumed_rows:,} rows reused from before"
+                     if summary.resumed_rows else ""))
+
+
+@app.command()
+def solve(
+    puzzle: Annotated[str, typer.Argument(
+        help="An 81-character puzzle (. or 0 for blanks), or - to read one a line from stdin.")],
+    format: Annotated[str, typer.Option(
+        "--format", "-f", help="board (a drawn 9x9 grid) or line (one 81-digit line each).")
+    ] = "board",
+    first_solution: Annotated[bool, typer.Option(
+        "--first-solution", help="Do not prove uniqueness.")] = False,
+) -> None:
+    """Solve puzzles given on the command line or stdin; print status, grid and guesses.
+
+    Exits 0 when every puzzle has a solution, 1 otherwise.
+    """
+    from pipeline import grid, solver
+
+    if format not in ("board", "line"):
+        raise _fail(UsageError(f"--format: {format!r} is not board or line"))
+    if puzzle == "-":
+        lines = [ln.strip() for ln in sys.stdin.read().splitlines()]
+        puzzles = [ln for ln in lines if ln and not ln.startswith("#")]
+    else:
+        puzzles = [puzzle]
+    outcome = solver.solve_strings(puzzles, limit=1 if first_solution else 2)
+    texts = grid.decode(outcome.solutions, blank="0")
+    ok = True
+    for i, _ in enumerate(puzzles):
+        status = solver.Status(int(outcome.status[i])).label
+        has = bool(outcome.has_solution()[i])
+        ok &= has
+        if format == "line":
+            typer.echo(texts[i] if has else f"{status}: {outcome.reasons.get(i, status)}")
+            continue
+        if i:
+            typer.echo("")
+        head = status
+        if outcome.guesses[i] >= 0:
+            head += f", {outcome.guesses[i]} guesses"
+        if i in outcome.reasons:
+            head += f": {outcome.reasons[i]}"
+        typer.echo(head)
+        if has:
+            typer.echo(grid.show(outcome.solutions[i]))
+    if not ok:
+        raise typer.Exit(1)
+
+
+def main() -> None:
+    """Entry point: one line on stderr and an exit code for every failure, no traceback."""
+    try:
+        code = app(standalone_mode=False)
+        if isinstance(code, int) and code:
+            sys.exit(code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        typer.echo("pipeline: stopped", err=True)
+        sys.exit(130)
+    except click.UsageError as exc:
+        hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
+        typer.echo(f"pipeline: error: {exc.format_message()}{hint}", err=True)
+        sys.exit(2)
+    except click.ClickException as exc:
+        typer.echo(f"pipeline: error: {exc.format_message()}", err=True)
+        sys.exit(exc.exit_code)
+    except PipelineError as exc:
+        typer.echo(f"pipeline: error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        typer.echo("pipeline: stopped by SIGINT", err=True)
+        sys.exit(130)
+    except Exception as exc:  # the last line of defence: one line, no traceback
+        logging.getLogger("pipeline").exception("internal error")
+        typer.echo(f"pipeline: internal error: {type(exc).__name__}: {exc}", err=True)
+        sys.exit(3)
+    sys.exit(0)
