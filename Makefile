@@ -1,0 +1,39 @@
+# sudoku-pipeline: every target that needs the virtual environment makes it first.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+INPUT  ?= data/sample.csv
+OUTPUT ?= output/sample
+
+.DEFAULT_GOAL := help
+.PHONY: help setup solve-dataset test bench lint clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
+
+setup: $(STAMP) ## Make .venv with the project and its dev dependencies (.venv/bin/pipeline)
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ needed"'
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+solve-dataset: $(STAMP) ## Run the main job on the bundled sample (INPUT=, OUTPUT= to override)
+	$(VENV)/bin/pipeline run --input $(INPUT) --output $(OUTPUT)
+
+test: $(STAMP) ## Run the test suite
+	$(PY) -m pytest -q
+
+bench: $(STAMP) ## Solver and pipeline benchmarks on ../shared/data/raw (prints tables)
+	$(PY) benchmarks/bench_engine.py
+	$(PY) benchmarks/bench_pipeline.py
+
+lint: $(STAMP) ## ruff
+	$(VENV)/bin/ruff check .
+
+clean: ## Remove outputs, caches and the virtual environment
+	rm -rf output .pytest_cache .ruff_cache .hypothesis bench-results $(VENV)
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +
