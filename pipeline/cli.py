@@ -68,6 +68,9 @@ def run(
         "--timings/--no-timings", help="Measure each puzzle's solve time (solve_us).")] = None,
     overwrite: Annotated[bool, typer.Option(
         help="Replace a different run already in the output folder.")] = False,
+    incremental: Annotated[bool, typer.Option(
+        help="Treat --output as a warehouse: solve only input files not done before (by "
+        "content hash), each into its own run folder, listed in catalog.parquet.")] = False,
     json_out: Annotated[bool, typer.Option(
         "--json", help="Print the final summary as one JSON object on stdout.")] = False,
     quiet: Annotated[bool, typer.Option(
@@ -98,7 +101,12 @@ def run(
             hooks.on_start = progress.start
             hooks.on_rows = progress.advance
         try:
-            summary = run_mod.run(input, settings, output, overwrite, hooks, quiet=quiet)
+            if incremental:
+                from pipeline.warehouse import run_incremental
+
+                summary = run_incremental(input, settings, output, hooks, quiet=quiet)
+            else:
+                summary = run_mod.run(input, settings, output, overwrite, hooks, quiet=quiet)
         finally:
             if progress is not None:
                 progress.stop()
@@ -246,3 +254,7 @@ def main() -> None:
         typer.echo(f"pipeline: internal error: {type(exc).__name__}: {exc}", err=True)
         sys.exit(3)
     sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -53,6 +53,8 @@ class Summary:
     already_done: bool = False
     resumed_rows: int = 0
     fail_on: list[str] = field(default_factory=list)
+    processed_files: list[str] = field(default_factory=list)  # --incremental
+    skipped_files: list[str] = field(default_factory=list)  # --incremental
 
     def add(self, status_codes: np.ndarray) -> None:
         counts = np.bincount(status_codes, minlength=len(STATUS_NAMES))
@@ -79,6 +81,7 @@ class Summary:
             "rows_per_second": round(self.rows_per_second, 1),
             "already_done": self.already_done, "resumed_rows": self.resumed_rows,
             "exit_code": self.exit_code, "failing": self.failing,
+            "processed_files": self.processed_files, "skipped_files": self.skipped_files,
         }
 
 
