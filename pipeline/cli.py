@@ -14,6 +14,15 @@ import typer
 
 from pipeline.errors import PipelineError, UsageError
 
+try:  # typer >= 0.22 vendors its own click; its exceptions are not click's
+    from typer._click import exceptions as _tclick
+except ImportError:  # pragma: no cover - an older typer on the real click
+    _tclick = click.exceptions
+_EXIT = (click.exceptions.Exit, typer.Exit, getattr(_tclick, "Exit", typer.Exit))
+_ABORT = (click.exceptions.Abort, typer.Abort, getattr(_tclick, "Abort", typer.Abort))
+_USAGE = (click.UsageError, _tclick.UsageError)
+_CLICK = (click.ClickException, _tclick.ClickException)
+
 app = typer.Typer(
     name="pipeline",
     help="Solve, check and summarise Sudoku puzzles at data-set scale.",
@@ -231,16 +240,20 @@ def main() -> None:
         code = app(standalone_mode=False)
         if isinstance(code, int) and code:
             sys.exit(code)
-    except click.exceptions.Exit as exc:
+    except _EXIT as exc:
         sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
+    except _ABORT:
         typer.echo("pipeline: stopped", err=True)
         sys.exit(130)
-    except click.UsageError as exc:
+    except _USAGE as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # bare `pipeline`: help on stdout
+            typer.echo(exc.format_message())
+            typer.echo("pipeline: error: no command given", err=True)
+            sys.exit(2)
         hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
         typer.echo(f"pipeline: error: {exc.format_message()}{hint}", err=True)
         sys.exit(2)
-    except click.ClickException as exc:
+    except _CLICK as exc:
         typer.echo(f"pipeline: error: {exc.format_message()}", err=True)
         sys.exit(exc.exit_code)
     except PipelineError as exc:
@@ -250,7 +263,8 @@ def main() -> None:
         typer.echo("pipeline: stopped by SIGINT", err=True)
         sys.exit(130)
     except Exception as exc:  # the last line of defence: one line, no traceback
-        logging.getLogger("pipeline").exception("internal error")
+        # debug: never printed by logging's last-resort handler (no traceback on stderr)
+        logging.getLogger("pipeline").debug("internal error", exc_info=True)
         typer.echo(f"pipeline: internal error: {type(exc).__name__}: {exc}", err=True)
         sys.exit(3)
     sys.exit(0)
