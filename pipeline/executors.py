@@ -140,6 +140,9 @@ class Executor:
         """The task's result; WorkerLost if its worker died, else the task's own exception."""
         raise NotImplementedError
 
+    def ready(self) -> None:
+        """Block until the workers are started and their kernel is loaded."""
+
     def recover(self) -> None:
         """Make the executor usable again after a worker was lost."""
 
@@ -183,6 +186,10 @@ class LocalExecutor(Executor):
 
     def submit(self, task: Task):
         return self._pool.submit(run_task, task)
+
+    def ready(self) -> None:
+        # Each worker runs its initializer (the kernel's cache load) before any task.
+        cf.wait([self._pool.submit(os.getpid) for _ in range(self.workers)])
 
     def wait(self, futures: Iterable, timeout: float | None = None) -> set:
         done, _ = cf.wait(list(futures), timeout=timeout, return_when=cf.FIRST_COMPLETED)

@@ -53,6 +53,7 @@ class Summary:
     already_done: bool = False
     resumed_rows: int = 0
     fail_on: list[str] = field(default_factory=list)
+    steady_seconds: float = 0.0  # from warm workers to the last part: start-up aside
     processed_files: list[str] = field(default_factory=list)  # --incremental
     skipped_files: list[str] = field(default_factory=list)  # --incremental
 
@@ -79,6 +80,10 @@ class Summary:
             "output": self.output, "rows": self.rows, "counts": self.counts,
             "wall_seconds": round(self.wall_seconds, 3),
             "rows_per_second": round(self.rows_per_second, 1),
+            "steady_seconds": round(self.steady_seconds, 3),
+            "steady_rows_per_second": round(
+                (self.rows - self.resumed_rows) / self.steady_seconds, 1)
+            if self.steady_seconds > 0 else 0.0,
             "already_done": self.already_done, "resumed_rows": self.resumed_rows,
             "exit_code": self.exit_code, "failing": self.failing,
             "processed_files": self.processed_files, "skipped_files": self.skipped_files,
@@ -305,6 +310,8 @@ def _execute(out: Path, sources: list[Source], settings: Settings, definition: d
     signal.signal(signal.SIGTERM, stop)
     try:
         with _make_executor(settings, workers) as executor:
+            executor.ready()
+            t_ready = time.perf_counter()
             try:
                 schedule(executor, chunks.tasks(), workers * settings.in_flight_per_worker,
                          on_done)
@@ -317,6 +324,7 @@ def _execute(out: Path, sources: list[Source], settings: Settings, definition: d
     wall = time.perf_counter() - t0
     summary = _summary_from_results(out)
     summary.wall_seconds = wall
+    summary.steady_seconds = time.perf_counter() - t_ready
     summary.output = str(out)
     summary.resumed_rows = resumed
     summary.fail_on = settings.fail_on
