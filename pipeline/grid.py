@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numba import njit
 
 Batch = np.ndarray  # (N, 81) uint8
 Grid = np.ndarray  # (81,) uint8
@@ -73,10 +74,16 @@ def encode_buffers(offsets: np.ndarray, data: np.ndarray) -> tuple[Batch, dict[i
     starts = offsets[:-1]
     lengths = offsets[1:] - starts
     fast = lengths == SQUARES
-    fast_rows = np.flatnonzero(fast)
-    if len(fast_rows):
+    if fast.all():
+        # The common case: 81 bytes a row, back to back; a reshape, no gather.
+        base = int(offsets[0])
+        fast_rows = np.arange(n)
+        digits = _BYTE_TO_DIGIT[data[base : base + n * SQUARES].reshape(n, SQUARES)]
+    else:
+        fast_rows = np.flatnonzero(fast)
         # Gather the 81 bytes of every row of the right length in one fancy index.
         digits = _BYTE_TO_DIGIT[data[starts[fast_rows, None] + np.arange(SQUARES)]]
+    if len(fast_rows):
         clean = (digits != NOT_A_DIGIT).all(axis=1)
         grids[fast_rows[clean]] = digits[clean]
         fast[fast_rows[~clean]] = False
@@ -130,13 +137,39 @@ def to_ascii(grids: Batch, blank: str = "0") -> np.ndarray:
 
 def find_clashes(grids: Batch) -> dict[int, str]:
     """Rows whose givens repeat a digit in a unit: {row: 'digit 5 twice in row 3'}."""
-    grids = np.asarray(grids, dtype=np.uint8)
+    grids = np.ascontiguousarray(grids, dtype=np.uint8)
     if len(grids) == 0:
         return {}
-    units = np.sort(grids[:, UNITS], axis=2)  # (N, 27, 9)
-    repeats = (units[:, :, 1:] == units[:, :, :-1]) & (units[:, :, 1:] > 0)
-    bad_rows = np.flatnonzero(repeats.any(axis=(1, 2)))
+    bad_rows = np.flatnonzero(_has_clash(grids))
     return {int(i): clash_reason(grids[i]) for i in bad_rows}
+
+
+@njit(cache=True)
+def _has_clash(grids):
+    """(N,) bool: some row, column or box of the grid holds a given digit twice."""
+    out = np.zeros(grids.shape[0], dtype=np.bool_)
+    rows = np.zeros(9, dtype=np.int64)
+    cols = np.zeros(9, dtype=np.int64)
+    boxes = np.zeros(9, dtype=np.int64)
+    for i in range(grids.shape[0]):
+        rows[:] = 0
+        cols[:] = 0
+        boxes[:] = 0
+        for s in range(81):
+            d = grids[i, s]
+            if d == 0 or d > 9:
+                continue
+            r = s // 9
+            c = s % 9
+            b = (r // 3) * 3 + c // 3
+            bit = 1 << d
+            if (rows[r] | cols[c] | boxes[b]) & bit:
+                out[i] = True
+                break
+            rows[r] |= bit
+            cols[c] |= bit
+            boxes[b] |= bit
+    return out
 
 
 def clash_reason(grid: Grid) -> str:

@@ -162,9 +162,10 @@ def _expected_match(
     wanted, bad = grid.encode_buffers(offsets, data)
     match = np.zeros(len(puzzles), dtype=np.int8)
     equal = (wanted == outcome.solutions).all(axis=1) & outcome.has_solution()
-    multiple = outcome.status == Status.MULTIPLE
-    valid = check.is_solution(puzzles, wanted)
-    match[equal | (multiple & valid)] = 1
+    match[equal] = 1
+    multiple = np.flatnonzero(outcome.status == Status.MULTIPLE)
+    if len(multiple):
+        match[multiple[check.is_solution(puzzles[multiple], wanted[multiple])]] = 1
     if bad:
         match[list(bad)] = 0
     match[~np.asarray(present, dtype=bool)] = NULL
