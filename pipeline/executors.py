@@ -185,7 +185,14 @@ class LocalExecutor(Executor):
         return [p.pid for p in (self._pool._processes or {}).values()]
 
     def submit(self, task: Task):
-        return self._pool.submit(run_task, task)
+        try:
+            return self._pool.submit(run_task, task)
+        except cf.process.BrokenProcessPool as exc:
+            # The pool broke after the last wait (a worker died): hand back a failed
+            # future, so `schedule` sees the task lost like the others and recovers.
+            failed: cf.Future = cf.Future()
+            failed.set_exception(exc)
+            return failed
 
     def ready(self) -> None:
         # Each worker runs its initializer (the kernel's cache load) before any task.
