@@ -54,9 +54,14 @@ def write_json(path: Path, obj: dict) -> None:
     atomic_write(path, lambda tmp: tmp.write_text(json.dumps(obj, indent=2, default=str) + "\n"))
 
 
+# Dictionary pages pay off only for the columns with few distinct values.
+_DICTIONARY_COLUMNS = ["source", "status", "grade", "reason", "difficulty", "clues"]
+
+
 def write_table(path: Path, table: pa.Table) -> None:
-    atomic_write(path, lambda tmp: pq.write_table(table, tmp, compression="zstd",
-                                                  compression_level=1))
+    dictionary = [c for c in _DICTIONARY_COLUMNS if c in table.column_names]
+    atomic_write(path, lambda tmp: pq.write_table(
+        table, tmp, compression="zstd", compression_level=1, use_dictionary=dictionary))
 
 
 def remove_leftovers(out: Path) -> list[Path]:

@@ -191,8 +191,8 @@ class Source:
     def chunks(self, chunk_size: int, skip: np.ndarray | None = None) -> Iterator[Chunk]:
         """The file's rows in chunks of at most `chunk_size`, minus rows marked in `skip`."""
         reader = _RowReader(self.layout)
-        for block in self._blocks():
-            for chunk in reader.rows(block, self.given, self.index, chunk_size):
+        for block, long in self._blocks():
+            for chunk in reader.rows(block, long, self.given, self.index, chunk_size):
                 if skip is not None:
                     rows = chunk.rows
                     done = np.zeros(len(rows), dtype=bool)
@@ -204,7 +204,7 @@ class Source:
                         chunk = chunk.subset(~done)
                 yield chunk
 
-    def _blocks(self) -> Iterator[_Lines]:
+    def _blocks(self) -> Iterator[tuple[bytes, dict[int, int]]]:
         hasher = hashlib.sha256() if self.is_stdin else None
         if self.is_stdin:
             stream = _Prefixed(self._stdin_head or b"", sys.stdin.buffer, hasher)
@@ -371,7 +371,7 @@ class _Lines:
     long: dict[int, int]  # line index -> its length in bytes, for lines over MAX_LINE
 
 
-def _line_blocks(stream) -> Iterator[_Lines]:
+def _line_blocks(stream) -> Iterator[tuple[bytes, dict[int, int]]]:
     """Cut a byte stream into blocks of whole lines; never hold more than a block and a line."""
     carry = b""
     long_head: bytes | None = None  # the start of an over-long line we are skipping through
@@ -389,21 +389,21 @@ def _line_blocks(stream) -> Iterator[_Lines]:
                 long_len += len(block)
                 continue
             long_len += nl if nl >= 0 else 0
-            yield _lines_of(long_head + b"\n", {0: long_len})
+            yield long_head + b"\n", {0: long_len}
             long_head = None
             block = block[nl + 1:] if nl >= 0 else b""
             if not block:
                 continue
         if not block:
             if carry:
-                yield _lines_of(carry + b"\n", {})
+                yield carry + b"\n", {}
             return
         data = carry + block
         cut = data.rfind(b"\n")
         if cut < 0:
             carry = data
         else:
-            yield _lines_of(data[: cut + 1], {})
+            yield data[: cut + 1], {}
             carry = data[cut + 1:]
         if len(carry) > MAX_LINE:
             long_head, long_len, carry = carry[: 4 * KEEP_OF_LONG_LINE], len(carry), b""
@@ -422,8 +422,7 @@ def _lines_of(buf: bytes, long: dict[int, int]) -> _Lines:
     high = arr >= 0x80
     if high.any():
         # Only lines with non-ASCII bytes need a real UTF-8 check.
-        per_line = np.add.reduceat(high, offsets[:-1]) if n else np.zeros(0)
-        for i in np.flatnonzero(per_line).tolist():
+        for i in np.flatnonzero(_per_line(np.flatnonzero(high), ends)).tolist():
             try:
                 buf[offsets[i] : offsets[i + 1]].decode("utf-8")
             except UnicodeDecodeError:
@@ -441,6 +440,11 @@ def _lines_of(buf: bytes, long: dict[int, int]) -> _Lines:
     return _Lines(text, long)
 
 
+def _per_line(positions: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """How many of the byte positions fall in each line (lines end at `ends`)."""
+    return np.bincount(np.searchsorted(ends, positions), minlength=len(ends))[: len(ends)]
+
+
 class _RowReader:
     """Turns blocks of lines into chunks of rows, keeping count across blocks."""
 
@@ -449,19 +453,15 @@ class _RowReader:
         self.next_row = 0
         self.before_first = layout.header or layout.skip_first
 
-    def rows(self, lines: _Lines, source: str, index: int, chunk_size: int) -> Iterator[Chunk]:
-        text = lines.text
-        stripped = text.str.strip_chars()
-        keep = (stripped != "").fill_null(True)  # a line that is not UTF-8 is still a row
-        if self.layout.kind != "csv":
-            keep &= ~stripped.str.starts_with("#").fill_null(False)
-        where = np.flatnonzero(keep.to_numpy())
-        if self.before_first and len(where):
-            where = where[1:]  # the header, count or title line
-            self.before_first = False
-        if not len(where):
+    def rows(self, buf: bytes, long: dict[int, int], source: str, index: int,
+             chunk_size: int) -> Iterator[Chunk]:
+        """The rows of a block of whole lines, cut into chunks."""
+        frame = None if long else self._clean_block(buf)
+        reasons: dict[int, str] = {}
+        if frame is None:
+            frame, reasons = self._careful(_lines_of(buf, long))
+        if frame is None or frame.height == 0:
             return
-        frame, reasons = self._fields(text, where, lines.long)
         n = frame.height
         frame = frame.with_columns(
             pl.Series("row", np.arange(self.next_row, self.next_row + n, dtype=np.int64)))
@@ -475,6 +475,85 @@ class _RowReader:
             part_reasons = {i - start: r for i, r in reasons.items()
                             if start <= i < start + chunk_size}
             yield Chunk(source, index, part, part_reasons)
+
+    def _careful(self, lines: _Lines) -> tuple[pl.DataFrame | None, dict[int, str]]:
+        """Rows and fields of any block, line by line in spirit (vectorised where it can)."""
+        text = lines.text
+        stripped = text.str.strip_chars()
+        keep = (stripped != "").fill_null(True)  # a line that is not UTF-8 is still a row
+        if self.layout.kind != "csv":
+            keep &= ~stripped.str.starts_with("#").fill_null(False)
+        where = np.flatnonzero(keep.to_numpy())
+        if self.before_first and len(where):
+            where = where[1:]  # the header, count or title line
+            self.before_first = False
+        if not len(where):
+            return None, {}
+        return self._fields(text, where, lines.long)
+
+    def _clean_block(self, buf: bytes) -> pl.DataFrame | None:
+        """The fast path: a block with nothing unusual is handed to polars' CSV parser.
+
+        Nothing unusual: ASCII only, no quotes, no CR, no blank, comment or over-long lines,
+        and (csv) every line with exactly the expected number of fields. Anything else
+        goes the careful way, so no odd line is ever parsed silently.
+        """
+        lay = self.layout
+        if lay.kind == "fixed":
+            return None
+        arr = np.frombuffer(buf, dtype=np.uint8)
+        if self.before_first:
+            first_end = buf.find(b"\n")
+            head = buf[:first_end].strip() if first_end >= 0 else b""
+            if not head or (lay.kind != "csv" and head.startswith(b"#")):
+                return None  # blank or comment lines first: let the careful path judge
+            arr = arr[first_end + 1:]
+        if not len(arr):
+            if self.before_first:
+                self.before_first = False
+            return pl.DataFrame()
+        if (arr >= 0x80).any() or (arr == 34).any():
+            return None
+        ends = np.flatnonzero(arr == 10)
+        starts = np.empty_like(ends)
+        starts[0] = 0
+        starts[1:] = ends[:-1] + 1
+        lengths = ends - starts
+        crs = np.count_nonzero(arr == 13)
+        if crs:
+            # CRLF throughout is fine (polars drops the CR); a stray CR is not.
+            if crs != len(ends) or (arr[ends - 1] != 13).any():
+                return None
+            lengths = lengths - 1
+        if lengths.min() == 0 or lengths.max() > MAX_LINE:
+            return None
+        if lay.kind == "text" or lay.n_fields == 1:
+            if (arr == 44).any() or (arr[starts] == 35).any() or (arr == 32).any() or (
+                    arr == 9).any():
+                return None
+            n_fields = 1
+        else:
+            commas = _per_line(np.flatnonzero(arr == 44), ends)
+            if (commas != lay.n_fields - 1).any():
+                return None
+            n_fields = lay.n_fields
+        names = [f"f{i}" for i in range(n_fields)]
+        try:
+            table = pl.read_csv(arr.tobytes() if len(arr) != len(buf) else buf,
+                                has_header=False, new_columns=names,
+                                schema=dict.fromkeys(names, pl.String), quote_char=None,
+                                empty_string_is_null=False)
+        except pl.exceptions.PolarsError:
+            return None
+        if table.height != len(ends):
+            return None
+        self.before_first = False
+        cols = {"puzzle": table[f"f{lay.puzzle_field}"]}
+        for i, name in lay.carried:
+            cols[name] = table[f"f{i}"]
+        if lay.solution_field is not None:
+            cols["expected_solution"] = table[f"f{lay.solution_field}"]
+        return pl.DataFrame(cols)
 
     def _fields(self, text: pl.Series, where: np.ndarray,
                 long: dict[int, int]) -> tuple[pl.DataFrame, dict[int, str]]:
