@@ -1,0 +1,151 @@
+"""Shared fixtures: the shared data sets, a command-line runner, known puzzles, result readers.
+
+Fixtures an engineer needs only in their own tests belong in their own test files.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE_CSV = REPO / "data" / "sample.csv"
+
+# A Radcliffe puzzle (the first row of data/sample.csv) and its unique solution.
+PUZZLE = "......95....64..7......7.1..38.15..25..87..6...72.....7...5...9.5.....2.3.94....."
+SOLUTION = "471382956985641273263597418638915742592874361147263895724158639856739124319426587"
+# The Valid Sudoku / Sudoku Solver example board, as one line, and its solution.
+LEET = "53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79"
+LEET_SOLUTION = "534678912672195348198342567859761423426853791713924856961537284287419635345286179"
+
+
+def _shared_raw() -> Path:
+    return Path(__file__).resolve().parents[1].parent / "shared" / "data" / "raw"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """../shared/data/raw next to the repository; the test is skipped when it is absent."""
+    raw = _shared_raw()
+    if not raw.is_dir():
+        pytest.skip(f"shared data sets not found at {raw} (tests that read them are skipped)")
+    return raw
+
+
+@pytest.fixture(scope="session")
+def sample_rows() -> list[tuple[str, str]]:
+    """(puzzle, solution) pairs of data/sample.csv (Radcliffe subset, `.` blanks)."""
+    frame = pl.read_csv(SAMPLE_CSV, infer_schema=False)
+    return list(zip(frame["puzzle"].to_list(), frame["solution"].to_list(), strict=True))
+
+
+def pipeline_command() -> list[str]:
+    """How to start the CLI as a real process: the console script, else `python -m`."""
+    script = Path(sys.executable).with_name("pipeline")
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-m", "pipeline.cli"]
+
+
+@dataclass
+class CliResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def stderr_lines(self) -> list[str]:
+        return [ln for ln in self.stderr.splitlines() if ln.strip()]
+
+
+def _env(extra: dict[str, str] | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIPELINE_")}
+    env.pop("DASK_SCHEDULER_ADDRESS", None)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(extra or {})
+    return env
+
+
+@pytest.fixture
+def run_cli(tmp_path):
+    """run_cli(*args, input=bytes|None, env={...}, cwd=..., timeout=...) -> CliResult."""
+
+    def run(*args: str, input: bytes | None = None, env: dict[str, str] | None = None,
+            cwd: Path | None = None, timeout: float = 240) -> CliResult:
+        proc = subprocess.run(
+            [*pipeline_command(), *map(str, args)], input=input if input is not None else b"",
+            capture_output=True, env=_env(env), cwd=cwd or tmp_path, timeout=timeout)
+        return CliResult(proc.returncode, proc.stdout.decode("utf-8", "replace"),
+                         proc.stderr.decode("utf-8", "replace"))
+
+    return run
+
+
+@pytest.fixture
+def popen_cli(tmp_path):
+    """Start the CLI in its own process group; yields a starter, kills leftovers afterwards."""
+    started: list[subprocess.Popen] = []
+
+    def start(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
+              stdin=subprocess.DEVNULL) -> subprocess.Popen:
+        proc = subprocess.Popen([*pipeline_command(), *map(str, args)], env=_env(env),
+                                cwd=cwd or tmp_path, stdin=stdin, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
+        started.append(proc)
+        return proc
+
+    yield start
+    for proc in started:
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, 9)
+            except ProcessLookupError:
+                pass
+            proc.wait(timeout=30)
+        for stream in (proc.stdout, proc.stderr):
+            if stream:
+                stream.close()
+
+
+def write_input(path: Path, content: str | bytes) -> Path:
+    """Write a test input; a name ending in .gz is gzipped."""
+    data = content.encode() if isinstance(content, str) else content
+    if path.name.endswith(".gz"):
+        data = gzip.compress(data)
+    path.write_bytes(data)
+    return path
+
+
+def read_results(out: Path) -> pl.DataFrame:
+    """Every result part of a run folder, sorted by source and row (empty frame if none)."""
+    files = sorted((Path(out) / "results").glob("part-*.parquet"))
+    if not files:
+        return pl.DataFrame(schema={"source": pl.String, "row": pl.Int64, "status": pl.String})
+    return pl.read_parquet(files).sort("source", "row")
+
+
+def comparable(frame: pl.DataFrame) -> pl.DataFrame:
+    """Results without the columns that may differ between equal runs (timings)."""
+    return frame.drop([c for c in ("solve_us",) if c in frame.columns]).sort("source", "row")
+
+
+@pytest.fixture
+def results():
+    return read_results
+
+
+@pytest.fixture
+def make_input(tmp_path):
+    """make_input(name, content) -> Path under the test's tmp folder (.gz names gzipped)."""
+
+    def make(name: str, content: str | bytes) -> Path:
+        return write_input(tmp_path / name, content)
+
+    return make

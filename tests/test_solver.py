@@ -1,0 +1,176 @@
+"""pipeline.solver: every status on hand-made cases, first-solution mode, expected solutions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import LEET, LEET_SOLUTION, PUZZLE, SOLUTION
+
+from pipeline import check, grid, reference, solver
+from pipeline.solver import NULL, Status
+
+# A 17-clue puzzle (Royle's list); without its last clue it has 16 and so several solutions.
+SEVENTEEN = "000000010400000000020000000000050407008000300001090000300400200050100000000806000"
+SIXTEEN = SEVENTEEN[:-6] + "0" + SEVENTEEN[-5:]
+# Givens that do not repeat a digit anywhere, yet square 9 of row 1 has no candidate left.
+UNSOLVABLE = "12345678." + "........9" + "." * 63
+
+
+def _solve(puzzles, limit=2, **kw):
+    return solver.solve_strings(puzzles, limit=limit, **kw)
+
+
+def _status(outcome, i=0) -> str:
+    return Status(int(outcome.status[i])).label
+
+
+def test_fixtures_are_what_they_claim():
+    assert grid.clues(grid.encode([SIXTEEN])[0]).tolist() == [16]
+    assert grid.clues(grid.encode([SEVENTEEN])[0]).tolist() == [17]
+    assert grid.find_clashes(grid.encode([UNSOLVABLE])[0]) == {}
+    assert reference.count_solutions(grid.encode([UNSOLVABLE])[0][0]) == 0
+
+
+def test_statuses_are_the_contract():
+    assert solver.STATUS_NAMES == ["solved", "multiple", "unsolvable", "invalid", "malformed",
+                                   "error"]
+
+
+def test_solved_unique():
+    out = _solve([PUZZLE, LEET])
+    assert [_status(out, i) for i in range(2)] == ["solved", "solved"]
+    assert grid.decode(out.solutions, blank="0") == [SOLUTION, LEET_SOLUTION]
+    assert out.n_solutions.tolist() == [1, 1]
+    assert (out.guesses >= 0).all()
+    assert out.reasons == {}
+
+
+def test_empty_grid_is_multiple_with_a_valid_solution():
+    out = _solve(["." * 81, "0" * 81])
+    assert [_status(out, i) for i in range(2)] == ["multiple", "multiple"]
+    assert out.n_solutions.tolist() == [2, 2]
+    assert check.is_complete_grid(out.solutions).all()
+    assert out.has_solution().all()
+
+
+def test_full_valid_grid_is_solved_without_guessing():
+    out = _solve([SOLUTION])
+    assert _status(out) == "solved"
+    assert out.n_solutions.tolist() == [1]
+    assert out.guesses.tolist() == [0]
+    assert grid.decode(out.solutions, blank="0") == [SOLUTION]
+
+
+@pytest.mark.parametrize("square, unit", [(1, "row 1"), (9, "column 1"), (10, "box 1")])
+def test_full_grid_with_a_clash_is_invalid(square, unit):
+    bad = list(SOLUTION)
+    bad[square] = SOLUTION[0]  # the digit of square 0 again, in the unit it shares with it
+    out = _solve(["".join(bad)])
+    assert _status(out) == "invalid"
+    assert out.reasons[0].startswith(f"digit {SOLUTION[0]} twice in ")
+    # The first clash by unit order (rows, columns, boxes) is the one named.
+    assert out.reasons[0] == grid.clash_reason(grid.encode(["".join(bad)])[0][0])
+    if unit == "row 1":
+        assert out.reasons[0] == f"digit {SOLUTION[0]} twice in row 1"
+    assert out.n_solutions.tolist() == [NULL]
+    assert not out.has_solution()[0]
+
+
+def test_sparse_clash_reasons():
+    col = "." * 81
+    col = col[:4] + "3" + col[5:]
+    col = col[:4 + 9 * 6] + "3" + col[4 + 9 * 6 + 1:]
+    box = "." * 81
+    box = box[:60] + "8" + box[61:]  # row 7, column 7 (box 9)
+    box = box[:80] + "8" + box[81:]  # row 9, column 9 (box 9)
+    out = _solve([col, box])
+    assert out.reasons == {0: "digit 3 twice in column 5", 1: "digit 8 twice in box 9"}
+
+
+def test_sixteen_clues_is_multiple():
+    out = _solve([SIXTEEN, SEVENTEEN])
+    assert [_status(out, i) for i in range(2)] == ["multiple", "solved"]
+    assert out.n_solutions.tolist() == [2, 1]
+    puzzles = grid.encode([SIXTEEN, SEVENTEEN])[0]
+    assert check.is_solution(puzzles, out.solutions).all()
+
+
+def test_unsolvable():
+    out = _solve([UNSOLVABLE])
+    assert _status(out) == "unsolvable"
+    assert out.n_solutions.tolist() == [0]
+    assert (out.solutions == 0).all()
+    assert out.guesses[0] >= 0
+
+
+@pytest.mark.parametrize("text, reason", [
+    (PUZZLE[:80], "length 80, expected 81"),
+    (PUZZLE[:40] + "x" + PUZZLE[41:], "character 'x' at position 41"),
+    ("", "empty puzzle field"),
+    (PUZZLE * 2, "length 162, expected 81"),
+])
+def test_malformed(text, reason):
+    out = _solve([PUZZLE, text, PUZZLE])
+    assert [_status(out, i) for i in range(3)] == ["solved", "malformed", "solved"]
+    assert out.reasons == {1: reason}
+    assert out.n_solutions[1] == NULL and out.guesses[1] == NULL
+
+
+def test_first_solution_mode_leaves_n_solutions_null():
+    out = _solve([PUZZLE, "." * 81, UNSOLVABLE, SIXTEEN], limit=1)
+    assert [_status(out, i) for i in range(4)] == ["solved", "solved", "unsolvable", "solved"]
+    assert out.n_solutions.tolist() == [NULL, NULL, 0, NULL]
+    assert grid.decode(out.solutions[:1], blank="0") == [SOLUTION]
+
+
+def test_every_status_in_one_batch():
+    bad_full = SOLUTION[0] * 2 + SOLUTION[2:]
+    texts = [PUZZLE, "." * 81, UNSOLVABLE, bad_full, "12"]
+    out = _solve(texts)
+    assert [_status(out, i) for i in range(5)] == ["solved", "multiple", "unsolvable",
+                                                   "invalid", "malformed"]
+    assert set(out.reasons) == {3, 4}
+    assert all("\n" not in r for r in out.reasons.values())
+
+
+def test_solve_buffers_with_expected_and_reader_malformed():
+    puzzles = [PUZZLE, PUZZLE, "." * 81, PUZZLE, "junk"]
+    expected = [SOLUTION, LEET_SOLUTION, LEET_SOLUTION, "", SOLUTION]
+    present = np.array([True, True, True, False, True])
+
+    def buffers(texts):
+        raw = [t.encode() for t in texts]
+        offs = np.cumsum([0] + [len(r) for r in raw]).astype(np.int64)
+        return offs, np.frombuffer(b"".join(raw), np.uint8)
+
+    out = solver.solve_buffers(*buffers(puzzles), 2, (*buffers(expected), present),
+                               timings=True, malformed={0: "ragged line: 2 fields, expected 3"})
+    assert [_status(out, i) for i in range(5)] == ["malformed", "solved", "multiple", "solved",
+                                                   "malformed"]
+    assert out.reasons[0] == "ragged line: 2 fields, expected 3"
+    # malformed: no verdict; wrong solution: 0; one of several solutions: 1; absent: null.
+    assert out.expected_match.tolist() == [NULL, 0, 1, NULL, NULL]
+    assert out.cycles is not None and out.cycles[0] == NULL and out.cycles[1] >= 0
+
+
+def test_concat_keeps_reasons_in_place():
+    a = _solve([PUZZLE, "bad"])
+    b = _solve(["bad2", PUZZLE])
+    whole = solver.Outcome.concat([a, b])
+    assert len(whole) == 4
+    assert whole.reasons == {1: "length 3, expected 81", 2: "length 4, expected 81"}
+
+
+@pytest.mark.parametrize("k", range(6))
+def test_agrees_with_reference_backtracking(k, sample_rows):
+    # A few sample puzzles with clues removed: cross-check status and uniqueness.
+    rng = np.random.default_rng(k)
+    puzzle, _ = sample_rows[k * 37]
+    g = grid.encode([puzzle])[0][0].copy()
+    given = np.flatnonzero(g)
+    g[rng.choice(given, size=min(4, len(given)), replace=False)] = 0
+    text = grid.decode(g[None])[0]
+    out = _solve([text])
+    count = reference.count_solutions(g.tolist(), limit=2)
+    assert out.n_solutions.tolist() == [count]
+    assert _status(out) == {1: "solved", 2: "multiple"}[count]
