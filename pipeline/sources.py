@@ -272,7 +272,10 @@ def detect_layout(head: bytes, name: str, puzzle_column: str | None = None,
         lines = lines[:-1]  # the last line may be cut
     content = [ln for ln in lines if ln.strip()]
     commas = sum("," in ln for ln in content[:50])
-    if puzzle_column is not None or (content and commas * 2 > min(len(content), 50)):
+    # A one-column CSV has no commas: its header is a puzzle column's name alone.
+    named = bool(content) and content[0].strip().strip('"').lower() in PUZZLE_NAMES
+    if puzzle_column is not None or named or (
+            content and commas * 2 > min(len(content), 50)):
         return _csv_layout(content, name, puzzle_column, solution_column)
     content = [ln for ln in content if not ln.lstrip().startswith("#")]
     if not content:

@@ -1,0 +1,378 @@
+"""pipeline.sources: every input shape, row numbering, what is and is not a row, bad rows."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import sys
+
+import numpy as np
+import polars as pl
+import pytest
+from conftest import LEET, LEET_SOLUTION, PUZZLE, SOLUTION
+
+from pipeline import sources
+from pipeline.errors import InputError
+from pipeline.sources import Source
+
+P0 = PUZZLE.replace(".", "0")
+ROYLE_TITLE = ("Gordon F. Royle, A collection of 49,151 distinct Sudoku con?gurations with 17 "
+               "entries, http://mapleta.maths.uwa.edu.au/~gordon/sudokumin.php")
+
+
+def read(path, chunk_size: int = 1000, puzzle_column=None, solution_column=None):
+    """(frame of every row, {row: reason}, layout) as the pipeline's reader sees the file."""
+    src = Source(str(path), 0, puzzle_column, solution_column)
+    frames, reasons = [], {}
+    for chunk in src.chunks(chunk_size):
+        assert len(chunk) <= chunk_size
+        rows = chunk.rows
+        for i, why in chunk.reasons.items():
+            reasons[int(rows[i])] = why
+        frames.append(chunk.frame)
+    frame = pl.concat(frames, how="diagonal") if frames else pl.DataFrame(
+        schema={"row": pl.Int64, "puzzle": pl.String})
+    return frame, reasons, src.layout
+
+
+def assert_rows(frame: pl.DataFrame, n: int) -> None:
+    assert frame["row"].to_list() == list(range(n))
+
+
+# ---------------------------------------------------------------------------------------
+# Shapes
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_kaggle_shape(make_input, gz):
+    name = "kaggle.csv" + (".gz" if gz else "")
+    path = make_input(name, f"quizzes,solutions\n{P0},{SOLUTION}\n{LEET},{LEET_SOLUTION}\n")
+    frame, reasons, lay = read(path)
+    assert lay.kind == "csv" and lay.header and lay.puzzle_field == 0 and lay.solution_field == 1
+    assert_rows(frame, 2)
+    assert frame["puzzle"].to_list() == [P0, LEET]
+    assert frame["expected_solution"].to_list() == [SOLUTION, LEET_SOLUTION]
+    assert reasons == {}
+
+
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_radcliffe_shape_carries_columns(make_input, eol):
+    text = eol.join(["id,puzzle,solution,clues,difficulty", f"1,{PUZZLE},{SOLUTION},26,2.2",
+                     f"2,{LEET},{LEET_SOLUTION},30,0.0"]) + eol
+    frame, reasons, lay = read(make_input("radcliffe.csv", text))
+    assert (lay.puzzle_field, lay.solution_field) == (1, 2)
+    assert frame.columns == ["row", "puzzle", "id", "clues", "difficulty", "expected_solution"]
+    assert frame.select("id", "clues", "difficulty").rows() == [("1", "26", "2.2"),
+                                                                 ("2", "30", "0.0")]
+    assert frame["puzzle"].to_list() == [PUZZLE, LEET]
+    assert reasons == {}
+
+
+@pytest.mark.parametrize("name", ["puzzle", "Quizzes", "quiz", "grid", "board", "SUDOKU"])
+def test_puzzle_column_found_by_name(make_input, name):
+    frame, _, lay = read(make_input("n.csv", f"x,{name},y\na,{PUZZLE},b\n"))
+    assert lay.puzzle_field == 1
+    assert frame["puzzle"].to_list() == [PUZZLE]
+    assert frame.columns == ["row", "puzzle", "x", "y"]
+
+
+def test_puzzle_column_found_by_content(make_input):
+    frame, _, lay = read(make_input("c.csv", f"name,stuff\nfoo,{PUZZLE}\n"))
+    assert lay.puzzle_field == 1 and frame["puzzle"].to_list() == [PUZZLE]
+
+
+def test_puzzle_and_solution_columns_given(make_input):
+    path = make_input("g.csv", f"a,b,c\n{LEET},{PUZZLE},{SOLUTION}\n")
+    frame, _, lay = read(path, puzzle_column="B", solution_column="c")
+    assert frame["puzzle"].to_list() == [PUZZLE]
+    assert frame["expected_solution"].to_list() == [SOLUTION]
+    assert frame["a"].to_list() == [LEET]
+
+
+def test_named_column_missing_is_an_input_error(make_input):
+    path = make_input("g.csv", f"a,b\n{PUZZLE},x\n")
+    with pytest.raises(InputError, match="no puzzle column 'zz'"):
+        read(path, puzzle_column="zz")
+
+
+def test_no_puzzle_column_is_an_input_error(make_input):
+    with pytest.raises(InputError, match="no puzzle column"):
+        read(make_input("k.csv", "a,b,c\n1,2,3\n4,5,6\n"))
+
+
+def test_clashing_column_names_get_input_prefix(make_input):
+    path = make_input("c.csv", f"source,puzzle,row,status,grade\ns,{PUZZLE},7,x,g\n")
+    frame, _, _ = read(path)
+    assert frame.columns == ["row", "puzzle", "input_source", "input_row", "input_status",
+                             "input_grade"]
+    assert frame.row(0) == (0, PUZZLE, "s", "7", "x", "g")
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_csv_without_header(make_input, gz):
+    rows = [f"{P0},{SOLUTION}", f"{LEET.replace('.', '0')},{LEET_SOLUTION}"] * 3
+    path = make_input("noheader.csv" + (".gz" if gz else ""), "\n".join(rows) + "\n")
+    frame, reasons, lay = read(path)
+    assert not lay.header and lay.solution_field == 1
+    assert_rows(frame, 6)
+    assert frame["expected_solution"].to_list()[:2] == [SOLUTION, LEET_SOLUTION]
+    assert reasons == {}
+
+
+def test_text_comments_blank_lines(make_input):
+    text = f"# a comment\n#\n\n{PUZZLE}\n   \n# between\n{LEET}\n\n\n{P0}"
+    frame, reasons, lay = read(make_input("t.txt", text))
+    assert lay.kind == "text"
+    assert_rows(frame, 3)
+    assert frame["puzzle"].to_list() == [PUZZLE, LEET, P0]
+    assert reasons == {}
+
+
+def test_norvig_count_line(make_input):
+    frame, _, lay = read(make_input("top.txt", f"3\n{PUZZLE}\n{LEET}\n{P0}"))
+    assert lay.skip_first
+    assert frame["puzzle"].to_list() == [PUZZLE, LEET, P0]
+
+
+def test_royle_title_line(make_input):
+    frame, _, lay = read(make_input("s17.txt", f"{ROYLE_TITLE}\n{P0}\n{P0}\n"))
+    assert lay.skip_first
+    assert_rows(frame, 2)
+    assert frame["puzzle"].to_list() == [P0, P0]
+
+
+def test_first_line_a_puzzle_is_a_row(make_input):
+    frame, _, lay = read(make_input("p.txt", f"{PUZZLE}\n{LEET}\n"))
+    assert not lay.skip_first
+    assert_rows(frame, 2)
+
+
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
+def test_bom_and_line_endings(make_input, eol, bom):
+    csv_text = bom + eol.join(["puzzle,solution", f"{PUZZLE},{SOLUTION}", ""]).encode()
+    frame, reasons, lay = read(make_input("b.csv", csv_text))
+    assert lay.columns == ("puzzle", "solution")
+    assert frame["puzzle"].to_list() == [PUZZLE]
+    assert frame["expected_solution"].to_list() == [SOLUTION]
+    txt = bom + eol.join([PUZZLE, LEET]).encode()
+    frame, reasons, _ = read(make_input("b.txt", txt))
+    assert frame["puzzle"].to_list() == [PUZZLE, LEET] and reasons == {}
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_fixed_width_records(make_input, gz):
+    text = (f"00015097c6c3 {P0}  7.2\n0001d2888928 {LEET.replace('.', '0')}  7.1\n"
+            f"000274921f39 {P0}\n")
+    frame, reasons, lay = read(make_input("diabolical.txt" + (".gz" if gz else ""), text))
+    assert lay.kind == "fixed" and lay.n_fields == 3 and lay.puzzle_field == 1
+    assert_rows(frame, 3)
+    assert frame["puzzle"].to_list()[:2] == [P0, LEET.replace(".", "0")]
+    assert reasons == {2: "2 fields, expected 3"}
+
+
+def test_stdin(monkeypatch):
+    data = f"# c\n{PUZZLE}\n\n{LEET}\n".encode()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    src = Source("-", 0)
+    frame = pl.concat([c.frame for c in src.chunks(10)])
+    assert frame["puzzle"].to_list() == [PUZZLE, LEET]
+    assert src.sha256()  # known once read
+
+
+def test_stdin_gzip_is_not_needed_but_plain_csv_works(monkeypatch):
+    data = f"puzzle,solution\n{PUZZLE},{SOLUTION}\n".encode()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    src = Source("-", 0)
+    frame = pl.concat([c.frame for c in src.chunks(10)])
+    assert frame["expected_solution"].to_list() == [SOLUTION]
+
+
+# ---------------------------------------------------------------------------------------
+# Not rows, empty files
+
+
+@pytest.mark.parametrize("content", ["", "\n\n  \n", "id,puzzle,solution\n", "# only\n# comments",
+                                     "puzzle\r\n", "95\n", b"\xef\xbb\xbf"])
+def test_files_without_rows(make_input, content):
+    frame, reasons, _ = read(make_input("empty.csv", content))
+    assert frame.height == 0 and reasons == {}
+
+
+# ---------------------------------------------------------------------------------------
+# Bad rows: malformed with a one-line reason, keeping their row index
+
+
+def test_bad_csv_rows_keep_their_index(make_input):
+    lines = [
+        b"id,puzzle,solution",
+        f"0,{PUZZLE},{SOLUTION}".encode(),
+        f"1,{PUZZLE}".encode(),  # too few fields
+        f"2,{PUZZLE},{SOLUTION},extra".encode(),  # too many
+        f'3,"{PUZZLE}",{SOLUTION}'.encode(),  # fine quoting
+        f'4,"{PUZZLE},{SOLUTION}'.encode(),  # broken quoting
+        f"5,,{SOLUTION}".encode(),  # empty puzzle field
+        b"6,\xff\xfe" + PUZZLE[2:].encode() + b"," + SOLUTION.encode(),  # not UTF-8
+        f"7,{'1' * 100_000},{SOLUTION}".encode(),  # absurdly long field
+        f"8,{LEET},{LEET_SOLUTION}".encode(),
+    ]
+    frame, reasons, _ = read(make_input("bad.csv", b"\n".join(lines) + b"\n"), chunk_size=3)
+    assert_rows(frame, 9)
+    assert set(reasons) == {1, 2, 4, 6}
+    assert reasons[1] == "ragged line: 2 fields, expected 3"
+    assert reasons[2] == "ragged line: 4 fields, expected 3"
+    assert reasons[4].startswith("broken quoting")
+    assert "UTF-8" in reasons[6]
+    assert all("\n" not in r for r in reasons.values())
+    assert frame["puzzle"][3] == PUZZLE and frame["id"][3] == "3"
+    assert frame["puzzle"][5] == "" and frame["id"][5] == "5"
+    assert len(frame["puzzle"][7]) == 100_000  # the encoder will call it length 100000
+    assert frame["puzzle"][8] == LEET
+
+
+def test_invalid_utf8_line_in_text_file(make_input):
+    data = PUZZLE.encode() + b"\n" + b"\x80\x81" + PUZZLE[2:].encode() + b"\n" + LEET.encode()
+    frame, reasons, _ = read(make_input("u.txt", data))
+    assert_rows(frame, 3)
+    assert set(reasons) == {1} and "UTF-8" in reasons[1]
+
+
+def test_over_long_line_is_one_truncated_row(make_input, monkeypatch):
+    monkeypatch.setattr(sources, "BLOCK_BYTES", 64 << 10)
+    long = "7" * (3 << 20)
+    path = make_input("long.txt", f"{PUZZLE}\n{long}\n{LEET}\n")
+    frame, reasons, _ = read(path)
+    assert_rows(frame, 3)
+    assert frame["puzzle"].to_list()[::2] == [PUZZLE, LEET]
+    assert set(reasons) == {1}
+    assert "over the" in reasons[1] and "truncated" in reasons[1]
+    assert f"{len(long):,}" in reasons[1]
+    assert len(frame["puzzle"][1]) <= 1000
+
+
+def test_over_long_last_line_without_newline(make_input, monkeypatch):
+    monkeypatch.setattr(sources, "BLOCK_BYTES", 64 << 10)
+    path = make_input("long.csv", f"puzzle,x\n{PUZZLE},1\n" + "9" * (2 << 20))
+    frame, reasons, _ = read(path)
+    assert_rows(frame, 2)
+    assert set(reasons) == {1} and "truncated" in reasons[1]
+
+
+# ---------------------------------------------------------------------------------------
+# Blocks: rows numbered across block boundaries, whatever the block and chunk size
+
+
+def _messy_text(n: int) -> tuple[str, list[str]]:
+    rng = np.random.default_rng(7)
+    puzzles, lines = [], ["# header comment", ""]
+    for i in range(n):
+        p = [PUZZLE, LEET, P0][i % 3]
+        puzzles.append(p)
+        lines.append(p)
+        if rng.random() < 0.2:
+            lines.append("")
+        if rng.random() < 0.1:
+            lines.append("# note")
+    return "\r\n".join(lines), puzzles
+
+
+@pytest.mark.parametrize("block", [97, 256, 4096])
+@pytest.mark.parametrize("chunk", [1, 7, 1000])
+def test_row_numbers_across_blocks(make_input, monkeypatch, block, chunk):
+    monkeypatch.setattr(sources, "BLOCK_BYTES", block)
+    text, puzzles = _messy_text(150)
+    frame, reasons, _ = read(make_input("m.txt", text), chunk_size=chunk)
+    assert_rows(frame, 150)
+    assert frame["puzzle"].to_list() == puzzles
+    assert reasons == {}
+
+
+@pytest.mark.parametrize("block", [50, 300, 5000])
+def test_csv_across_blocks_with_a_bad_row(make_input, monkeypatch, block):
+    monkeypatch.setattr(sources, "BLOCK_BYTES", block)
+    lines = ["id,puzzle,solution"] + [f"{i},{PUZZLE},{SOLUTION}" for i in range(40)]
+    lines[21] = "20,broken"
+    frame, reasons, _ = read(make_input("m.csv", "\n".join(lines) + "\n"), chunk_size=6)
+    assert_rows(frame, 40)
+    assert reasons == {20: "ragged line: 2 fields, expected 3"}
+    ids = frame["id"].to_list()
+    assert ids[:20] == [str(i) for i in range(20)] and ids[21:] == [str(i) for i in range(21, 40)]
+
+
+@pytest.mark.parametrize("block", [40, 1000])
+def test_gzip_across_blocks(make_input, monkeypatch, block):
+    monkeypatch.setattr(sources, "BLOCK_BYTES", block)
+    lines = ["quizzes,solutions"] + [f"{P0},{SOLUTION}"] * 50
+    frame, reasons, _ = read(make_input("k.csv.gz", "\n".join(lines)), chunk_size=9)
+    assert_rows(frame, 50)
+    assert reasons == {}
+
+
+def test_skip_rows_already_done(make_input):
+    path = make_input("s.txt", "\n".join([PUZZLE] * 10))
+    skip = np.zeros(10, dtype=bool)
+    skip[[0, 3, 4, 9]] = True
+    src = Source(str(path), 0)
+    rows = np.concatenate([c.rows for c in src.chunks(3, skip)]).tolist()
+    assert rows == [1, 2, 5, 6, 7, 8]
+
+
+# ---------------------------------------------------------------------------------------
+# Unusable inputs
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        Source(str(tmp_path / "nope.csv"), 0)
+
+
+def test_folder(tmp_path):
+    with pytest.raises(InputError, match="folder"):
+        Source(str(tmp_path), 0)
+
+
+def test_nul_byte(make_input):
+    with pytest.raises(InputError, match="NUL"):
+        Source(str(make_input("bin.dat", PUZZLE.encode() + b"\n\x00\x01")), 0)
+
+
+def test_mostly_not_utf8(make_input):
+    rng = np.random.default_rng(1)
+    data = bytes(rng.integers(0x80, 0x100, 4000, dtype=np.uint8))
+    with pytest.raises(InputError, match="not a text file"):
+        Source(str(make_input("noise.bin", data)), 0)
+
+
+def test_broken_gzip(make_input, tmp_path):
+    good = gzip.compress(("\n".join([PUZZLE] * 1000)).encode())
+    path = tmp_path / "cut.txt.gz"
+    path.write_bytes(good[: len(good) // 2])
+    with pytest.raises(InputError):
+        src = Source(str(path), 0)
+        for _ in src.chunks(100):
+            pass
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
+def test_unreadable(make_input):
+    import os
+
+    if os.geteuid() == 0:
+        pytest.skip("running as root: every file is readable")
+    path = make_input("secret.txt", PUZZLE)
+    path.chmod(0)
+    with pytest.raises(InputError, match="cannot be read"):
+        Source(str(path), 0)
+
+
+def test_looks_like_puzzle():
+    assert sources.looks_like_puzzle(PUZZLE) and sources.looks_like_puzzle(f" {P0} ")
+    assert not sources.looks_like_puzzle(PUZZLE[:80]) and not sources.looks_like_puzzle(None)
+
+
+@pytest.mark.parametrize("header", ["puzzle", "Quizzes", '"sudoku"'])
+def test_one_column_csv_with_header(make_input, header):
+    frame, reasons, lay = read(make_input("one.csv", f"{header}\r\n{PUZZLE}\r\n{LEET}\r\n"))
+    assert lay.kind == "csv" and lay.header
+    assert frame["puzzle"].to_list() == [PUZZLE, LEET]
+    assert reasons == {}
