@@ -313,8 +313,9 @@ def _execute(out: Path, sources: list[Source], settings: Settings, definition: d
             executor.ready()
             t_ready = time.perf_counter()
             try:
-                schedule(executor, chunks.tasks(), workers * settings.in_flight_per_worker,
-                         on_done)
+                # executor.workers: an external cluster's thread count, not this machine's
+                schedule(executor, chunks.tasks(),
+                         executor.workers * settings.in_flight_per_worker, on_done)
             except KeyboardInterrupt:
                 raise Stopped(signal.SIGINT) from None
     finally:
