@@ -234,6 +234,35 @@ def solve(
         raise typer.Exit(1)
 
 
+@app.command()
+def generate(
+    count: Annotated[int, typer.Option("--count", "-n", help="How many puzzles to make.")],
+    output: Annotated[str, typer.Option(
+        "--output", "-o", help="CSV file to write (id,puzzle,solution,clues,difficulty); "
+        "written whole or not at all.")],
+    clues: Annotated[int | None, typer.Option(
+        help="Exactly this many givens (17-80).")] = None,
+    min_clues: Annotated[int | None, typer.Option(
+        help="At least this many givens (17-80) [default: remove givens until none can go].")
+    ] = None,
+    seed: Annotated[int | None, typer.Option(
+        help="Random seed; the same seed and options give the same file [default: a random "
+        "seed, printed].")] = None,
+    grade: Annotated[str | None, typer.Option(
+        help="Only puzzles of this grade: easy, medium, hard, expert or extreme.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")
+                     ] = False,
+) -> None:
+    """Make puzzles with exactly one solution (proved by the engine), in the Radcliffe CSV
+    shape that `pipeline run` reads back. Exit 1 when --clues/--grade cannot be met."""
+    from pipeline import generate as generate_mod
+
+    try:
+        generate_mod.main(count, output, clues, min_clues, seed, grade, quiet)
+    except PipelineError as exc:
+        raise _fail(exc) from None
+
+
 def main() -> None:
     """Entry point: one line on stderr and an exit code for every failure, no traceback."""
     try:
