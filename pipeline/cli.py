@@ -263,6 +263,39 @@ def generate(
         raise _fail(exc) from None
 
 
+@app.command()
+def validate(
+    file: Annotated[str, typer.Argument(
+        help="A file of boards (a board a line, or a CSV) or of puzzle,solution pairs (a CSV "
+        "with a solution column); .gz too.")],
+    all_rows: Annotated[bool, typer.Option(
+        "--all", help="A line for every row, valid or not.")] = False,
+    json_out: Annotated[bool, typer.Option(
+        "--json", help="One JSON object on stdout: counts, causes, invalid rows (all rows "
+        "with --all).")] = False,
+    complete: Annotated[bool, typer.Option(
+        "--complete", help="Boards must be complete grids (no blanks).")] = False,
+    puzzle_column: Annotated[str | None, typer.Option(
+        help="CSV column with the boards [default: found by name, else the first].")] = None,
+    solution_column: Annotated[str | None, typer.Option(
+        help="CSV column with solutions [default: solution/solutions].")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the exit code.")] = False,
+) -> None:
+    """Check every board (or puzzle and solution) of a file: a board is valid when no row,
+    column or box repeats a digit; a solution must be complete, valid and keep the givens.
+    Prints 'row N: reason' per invalid row (rows count from 0, as in `pipeline run`
+    results) and a summary on stderr. Exit 0 all valid, 1 some not, 2 unusable file."""
+    from pipeline import validate as validate_mod
+
+    try:
+        code = validate_mod.main(file, complete, all_rows, json_out, puzzle_column,
+                                 solution_column, quiet)
+    except PipelineError as exc:
+        raise _fail(exc) from None
+    if code:
+        raise typer.Exit(code)
+
+
 def main() -> None:
     """Entry point: one line on stderr and an exit code for every failure, no traceback."""
     try:

@@ -1,0 +1,211 @@
+"""`pipeline validate`: the Valid Sudoku problem as a command, for whole files of boards.
+
+A file is read the way `pipeline run` reads it (pipeline.sources: CSV with or without a
+header, a board a line, fixed-width records, gzip), so rows are numbered the same way:
+from 0, data rows only. Each row is one of
+
+    a board     (no solution column): valid when no row, column or box repeats a digit;
+                blanks are allowed (a partly filled board) unless --complete is given;
+    a pair      (a CSV with a solution column): valid when the puzzle's givens do not
+                repeat a digit and the solution is a complete, valid grid that keeps
+                every given.
+
+The verdict on a pair comes from pipeline.check (the independent checker); pipeline.grid
+only words the reason. Everything is numpy over a chunk at a time, so memory stays flat.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pipeline import check, grid
+from pipeline.errors import InputError
+from pipeline.sources import Chunk, Source
+
+CHUNK = 50_000
+MAX_LISTED = 100_000  # rows listed in --json output at most
+
+
+@dataclass
+class Verdicts:
+    """The verdicts on one chunk, row by row."""
+
+    rows: np.ndarray  # (N,) int64 row numbers
+    valid: np.ndarray  # (N,) bool
+    reasons: dict[int, str]  # index in chunk -> why not valid
+    kinds: np.ndarray  # (N,) object: 'complete grid', 'partial board', 'pair'
+
+
+@dataclass
+class Summary:
+    file: str
+    shape: str = "boards"  # "boards" or "pairs"
+    rows: int = 0
+    valid: int = 0
+    kinds: Counter = field(default_factory=Counter)
+    causes: Counter = field(default_factory=Counter)
+    listed: list[dict] = field(default_factory=list)
+    truncated: bool = False
+
+    @property
+    def invalid(self) -> int:
+        return self.rows - self.valid
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.invalid else 0
+
+    def as_dict(self) -> dict:
+        return {"file": self.file, "shape": self.shape, "rows": self.rows,
+                "valid": self.valid, "invalid": self.invalid,
+                "kinds": dict(self.kinds), "causes": dict(self.causes.most_common()),
+                "exit_code": self.exit_code, "listed": self.listed,
+                "listed_truncated": self.truncated}
+
+
+def _cause(reason: str) -> str:
+    """A reason with its numbers taken out, to count like reasons together."""
+    return re.sub(r"'[^']*'", "'?'", re.sub(r"\d+", "N", reason))
+
+
+def _squares(grid_: np.ndarray, mask: np.ndarray) -> str:
+    first = int(np.flatnonzero(mask)[0])
+    return f"row {first // 9 + 1}, column {first % 9 + 1}"
+
+
+def check_chunk(chunk: Chunk, complete: bool = False) -> Verdicts:
+    """Judge every row of a chunk."""
+    n = len(chunk)
+    reasons: dict[int, str] = {}
+    puzzles, bad = grid.encode_buffers(*chunk.puzzle_buffers())
+    pair = chunk.expected_buffers() is not None
+    label = "puzzle: " if pair else ""
+    for i, why in {**bad, **chunk.reasons}.items():
+        reasons[i] = label + ("not a board: " if not pair else "") + why
+    readable = np.ones(n, dtype=bool)
+    readable[list(reasons)] = False
+    rows = np.flatnonzero(readable)
+    for i, why in grid.find_clashes(puzzles[rows]).items():
+        reasons[int(rows[i])] = label + why
+    blanks = np.count_nonzero(puzzles == 0, axis=1)
+    kinds = np.where(blanks == 0, "complete grid", "partial board").astype(object)
+    kinds[~readable] = "unreadable row"
+    if not pair:
+        if complete:
+            for i in np.flatnonzero((blanks > 0) & readable).tolist():
+                reasons.setdefault(i, f"not complete: {blanks[i]} blank squares")
+    else:
+        kinds[readable] = "pair"
+        reasons.update(_check_pairs(chunk, puzzles, reasons))
+    valid = np.ones(n, dtype=bool)
+    valid[list(reasons)] = False
+    return Verdicts(chunk.rows, valid, reasons, kinds)
+
+
+def _check_pairs(chunk: Chunk, puzzles: np.ndarray, known: dict[int, str]) -> dict[int, str]:
+    """Reasons for pairs whose puzzle is fine but whose solution is not."""
+    offsets, data, present = chunk.expected_buffers()
+    solutions, bad = grid.encode_buffers(offsets, data)
+    ok = check.is_solution(puzzles, solutions)
+    ok[list(bad)] = False
+    ok[~present] = False
+    out: dict[int, str] = {}
+    todo = [i for i in np.flatnonzero(~ok).tolist() if i not in known]
+    if not todo:
+        return out
+    clashes = grid.find_clashes(solutions[todo])
+    complete = check.is_complete_grid(solutions[todo])
+    for j, i in enumerate(todo):
+        if not present[i]:
+            out[i] = "no solution given"
+        elif i in bad:
+            out[i] = f"solution: {bad[i]}"
+        elif j in clashes:
+            out[i] = f"solution: {clashes[j]}"
+        elif not complete[j]:
+            out[i] = f"solution: not complete ({np.count_nonzero(solutions[i] == 0)} blanks)"
+        else:
+            changed = (puzzles[i] != 0) & (puzzles[i] != solutions[i])
+            if changed.any():
+                s = int(np.flatnonzero(changed)[0])
+                out[i] = (f"solution changes the given {puzzles[i][s]} at "
+                          f"{_squares(puzzles[i], changed)} to {solutions[i][s]}")
+            else:
+                out[i] = "solution fails the check"
+    return out
+
+
+def verdicts(path: str, complete: bool = False, puzzle_column: str | None = None,
+             solution_column: str | None = None, chunk_size: int = CHUNK
+             ) -> tuple[str, Iterator[Verdicts]]:
+    """The file's shape ('boards' or 'pairs') and its verdicts chunk by chunk."""
+    source = Source(path, 0, puzzle_column, solution_column)
+    shape = "pairs" if source.layout.solution_field is not None else "boards"
+
+    def gen() -> Iterator[Verdicts]:
+        for chunk in source.chunks(chunk_size):
+            yield check_chunk(chunk, complete)
+
+    return shape, gen()
+
+
+def validate(path: str, complete: bool = False, show_all: bool = False, as_json: bool = False,
+             puzzle_column: str | None = None, solution_column: str | None = None,
+             echo=print) -> Summary:
+    """Check a file, print a line per invalid row (or every row) or collect them for JSON."""
+    shape, chunks = verdicts(path, complete, puzzle_column, solution_column)
+    summary = Summary(file=path, shape=shape)
+    for v in chunks:
+        summary.rows += len(v.valid)
+        summary.valid += int(v.valid.sum())
+        summary.kinds.update(v.kinds.tolist())
+        summary.causes.update(_cause(r) for r in v.reasons.values())
+        show = np.arange(len(v.valid)) if show_all else np.array(sorted(v.reasons), dtype=int)
+        for i in show.tolist():
+            row = int(v.rows[i])
+            if as_json:
+                if len(summary.listed) >= MAX_LISTED:
+                    summary.truncated = True
+                    continue
+                entry = {"row": row, "valid": bool(v.valid[i])}
+                entry["reason" if not v.valid[i] else "kind"] = v.reasons.get(i, v.kinds[i])
+                summary.listed.append(entry)
+            elif v.valid[i]:
+                echo(f"row {row}: valid ({v.kinds[i]})")
+            else:
+                echo(f"row {row}: {v.reasons[i]}")
+    if summary.rows == 0:
+        raise InputError(f"{path}: holds no boards")
+    return summary
+
+
+def describe(summary: Summary) -> str:
+    """One line for a person."""
+    kinds = ", ".join(f"{n:,} {k}{'s' if n != 1 else ''}"
+                      for k, n in summary.kinds.most_common())
+    line = (f"{summary.file}: {summary.rows:,} rows ({kinds}): {summary.valid:,} valid, "
+            f"{summary.invalid:,} invalid")
+    if summary.causes:
+        top = "; ".join(f"{c} x{n:,}" for c, n in summary.causes.most_common(3))
+        line += f" -- most common: {top}"
+    return line
+
+
+def main(path: str, complete: bool = False, show_all: bool = False, as_json: bool = False,
+         puzzle_column: str | None = None, solution_column: str | None = None,
+         quiet: bool = False) -> int:
+    """`pipeline validate`: print, and return the exit code (0 all valid, 1 some not)."""
+    summary = validate(path, complete, show_all, as_json, puzzle_column, solution_column,
+                       echo=(lambda s: None) if quiet else print)
+    if as_json:
+        print(json.dumps(summary.as_dict()))
+    elif not quiet:
+        print(describe(summary), file=sys.stderr)
+    return summary.exit_code
