@@ -322,6 +322,9 @@ def _execute(out: Path, sources: list[Source], settings: Settings, definition: d
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
+    if not any((out / sinks.RESULTS).glob(sinks.PART_GLOB)):
+        # No rows at all: one empty part, so DIR/results still reads as a (0-row) table.
+        sinks.write_table(sinks.part_path(out, 0), schema.empty_table())
     wall = time.perf_counter() - t0
     summary = _summary_from_results(out)
     summary.wall_seconds = wall
