@@ -296,6 +296,28 @@ def validate(
         raise typer.Exit(code)
 
 
+@app.command()
+def report(
+    folder: Annotated[str, typer.Argument(help="A run folder made by `pipeline run`.")],
+    html: Annotated[str | None, typer.Option(
+        "--html", help="Where to write the HTML report [default: FOLDER/report.html].")
+    ] = None,
+    no_html: Annotated[bool, typer.Option(
+        "--no-html", help="Only the table on the terminal.")] = False,
+    quiet: Annotated[bool, typer.Option(
+        "--quiet", "-q", help="Only write the HTML, print nothing.")] = False,
+) -> None:
+    """Summarise a run: a table on the terminal and a self-contained HTML page with charts
+    (statuses, effort, solve times, clues against guesses, grades, throughput, inputs).
+    Works on unfinished runs too. Exit 2 when FOLDER is not a run folder."""
+    from pipeline import report as report_mod
+
+    try:
+        report_mod.main(folder, html, no_html, quiet)
+    except PipelineError as exc:
+        raise _fail(exc) from None
+
+
 def main() -> None:
     """Entry point: one line on stderr and an exit code for every failure, no traceback."""
     try:
