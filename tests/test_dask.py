@@ -1,0 +1,412 @@
+"""The Dask executor: a local cluster, a real `dask scheduler` + `dask worker` cluster on
+loopback, and the same results as the local process pool, row for row.
+
+Every process a test starts is stopped by the fixture that started it.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import polars as pl
+import pytest
+
+pytest.importorskip("distributed")
+
+from pipeline.executors import FAULT_ENV, Task, WorkerLost  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+RAW = REPO.parent / "shared" / "data" / "raw"
+CURATED = RAW / "kaggle_radcliffe_3m" / "sudoku_curated_5000.csv"
+HARD = RAW / "tdoku_benchmark_sets" / "puzzles5_forum_hardest_1905_11+"
+BIN = Path(sys.executable).parent
+PIPELINE = BIN / "pipeline" if (BIN / "pipeline").exists() else REPO / ".venv/bin/pipeline"
+DASK = BIN / "dask" if (BIN / "dask").exists() else REPO / ".venv/bin/dask"
+
+pytestmark = [
+    pytest.mark.skipif(not RAW.is_dir(), reason=f"shared data absent ({RAW})"),
+    pytest.mark.skipif(not DASK.exists(), reason=f"no dask command at {DASK}"),
+]
+
+N_GOOD = 400  # rows of the curated set in the mixed input
+FAULT_ROW = 123  # the row whose puzzle makes the worker raise (PIPELINE_FAULT_INJECT)
+RUN_FLAGS = ["--workers", "2", "--chunk-size", "40", "--fail-on", "error,invalid", "--json",
+             "--quiet"]
+
+
+# --------------------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PIPELINE_", "DASK_"))}
+    env.update(extra)
+    return env
+
+
+def _cli(args: list[str], env: dict[str, str], timeout: float = 150):
+    proc = subprocess.run([str(PIPELINE), "run", *args], capture_output=True, text=True,
+                          env=env, timeout=timeout, cwd=REPO)
+    summary = None
+    if proc.stdout.strip():
+        summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    return SimpleNamespace(code=proc.returncode, summary=summary, stderr=proc.stderr)
+
+
+def _results(out: Path) -> pl.DataFrame:
+    return pl.read_parquet(out / "results" / "*.parquet").sort("source", "row")
+
+
+def _stat_counts(out: Path) -> pl.DataFrame:
+    cols = ["scope", "source", "rows", "solved", "multiple", "unsolvable", "invalid",
+            "malformed", "error"]
+    return pl.read_parquet(out / "stats.parquet").select(cols).sort("scope", "source")
+
+
+def _assert_same_run(ours: SimpleNamespace, out: Path, base: SimpleNamespace,
+                     base_out: Path, ignore: tuple[str, ...] = ("solve_us",)) -> None:
+    """Same exit code, counts, per-file stats counts and rows (every column but timings)."""
+    assert ours.code == base.code, ours.stderr
+    assert ours.summary["counts"] == base.summary["counts"]
+    assert ours.summary["rows"] == base.summary["rows"]
+    a, b = _results(out), _results(base_out)
+    assert a.height == a.select("source", "row").unique().height  # each row once
+    assert a.drop(*ignore).equals(b.drop(*ignore))
+    assert _stat_counts(out).equals(_stat_counts(base_out))
+    solved = a.filter(pl.col("status") == "solved")
+    assert solved["solve_us"].null_count() == 0  # the workers' cycle rate came back
+
+
+def _task(puzzles: list[str]) -> Task:
+    data = np.frombuffer("".join(puzzles).encode(), dtype=np.uint8).copy()
+    offsets = np.arange(0, 81 * (len(puzzles) + 1), 81, dtype=np.int64)
+    return Task(0, 0, offsets, data, None, {}, 2, True)
+
+
+def _stop(procs: list[subprocess.Popen]) -> None:
+    """SIGTERM each started process group (a worker's nanny and its child), then SIGKILL."""
+    for p in reversed(procs):
+        if p.poll() is None:
+            try:
+                os.killpg(p.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+    for p in reversed(procs):
+        try:
+            p.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.wait(timeout=5)
+
+
+# --------------------------------------------------------------------------------------
+# inputs and the local-pool baseline
+# --------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("dask")
+
+
+@pytest.fixture(scope="module")
+def mixed(data_dir) -> SimpleNamespace:
+    """Curated puzzles plus one row of every other status and a wrong expected solution."""
+    if not CURATED.exists():
+        pytest.skip(f"data set {CURATED} is absent")
+    with open(CURATED, newline="") as f:
+        reader = csv.reader(f)
+        header = next(reader)
+        rows = [r for _, r in zip(range(N_GOOD), reader, strict=False)]
+    width = len(header)
+    wrong = list(rows[7])
+    wrong[1] = wrong[1][::-1]  # an expected solution that is not the solution
+    extra = [
+        ["12345"],  # malformed: too short
+        ["11" + "." * 79],  # invalid: a digit twice in a row
+        ["12345678." + "........9" + "." * 63],  # unsolvable: r1c9 has no digit left
+        ["." * 81],  # multiple solutions
+        wrong,
+    ]
+    path = data_dir / "mixed.csv"
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        for r in rows + [e + [""] * (width - len(e)) for e in extra]:
+            w.writerow(r)
+    return SimpleNamespace(path=path, fault=f"raise:{rows[FAULT_ROW][0]}",
+                           rows=len(rows) + len(extra))
+
+
+@pytest.fixture(scope="module")
+def baseline(mixed, data_dir) -> SimpleNamespace:
+    out = data_dir / "local"
+    run = _cli(["-i", str(mixed.path), "-o", str(out), "--executor", "local", *RUN_FLAGS],
+               _env(**{FAULT_ENV: mixed.fault}))
+    assert run.code == 1, run.stderr  # --fail-on error,invalid
+    counts = run.summary["counts"]
+    assert counts["error"] == 1 and counts["invalid"] == 1 and counts["malformed"] == 1
+    assert counts["unsolvable"] == 1 and counts["multiple"] == 1
+    assert run.summary["rows"] == mixed.rows
+    run.out = out
+    return run
+
+
+# --------------------------------------------------------------------------------------
+# a cluster of real `dask scheduler` / `dask worker` processes on loopback
+# --------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cluster(mixed, data_dir):
+    from distributed import Client
+
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    procs: list[subprocess.Popen] = []
+    logs = open(data_dir / "cluster.log", "w")  # noqa: SIM115
+    env = _env(**{FAULT_ENV: mixed.fault})  # the workers read the fault hook
+
+    def start(*args: str) -> None:
+        procs.append(subprocess.Popen([str(DASK), *args], stdout=logs, stderr=logs, env=env,
+                                      cwd=data_dir, start_new_session=True))
+
+    client = None
+    try:
+        start("scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard")
+        for i in range(2):
+            start("worker", address, "--nthreads", "1", "--nworkers", "1", "--host",
+                  "127.0.0.1", "--no-dashboard", "--name", f"w{i}")
+        client = Client(address, timeout=60, set_as_default=False)
+        client.wait_for_workers(2, timeout=90)
+        yield SimpleNamespace(address=address, client=client, procs=procs)
+    finally:
+        if client is not None:
+            client.close()
+        _stop(procs)
+        logs.close()
+
+
+# --------------------------------------------------------------------------------------
+# the executor itself, in process, on a local cluster
+# --------------------------------------------------------------------------------------
+
+
+def test_executor_on_local_cluster(monkeypatch):
+    """Results from worker processes, WorkerLost when Dask gives up, the cluster closed."""
+    import dask
+
+    from pipeline import clock
+    from pipeline.dask_executor import DaskExecutor
+
+    if not CURATED.exists():
+        pytest.skip(f"data set {CURATED} is absent")
+    good = pl.read_csv(CURATED, n_rows=30, infer_schema=False)["puzzle"].to_list()
+    poison = good[-1]
+    monkeypatch.setenv(FAULT_ENV, f"crash:{poison}")  # workers inherit it when spawned
+    # Dask gives up at the first worker death here (its default is 3 retries), so the
+    # poison task reaches KilledWorker quickly.
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        ex = DaskExecutor(None, 2)
+    try:
+        ex.ready()
+        assert ex.workers == 2
+        scheduler = ex._cluster.scheduler_address
+        assert scheduler.startswith("tcp://127.0.0.1:")
+        f1, f2 = ex.submit(_task(good[:10])), ex.submit(_task(good[:10]))
+        assert f1.key != f2.key  # a key per attempt, never a cached result
+        for f in (f1, f2):
+            while not ex.wait([f], timeout=60):
+                pass
+            done = ex.result(f)
+            assert (done.outcome.status == 0).all() and len(done.outcome) == 10
+            assert done.pid != os.getpid()
+            if clock.cycles_per_us() is not None:
+                assert done.cycles_per_us and done.cycles_per_us > 0
+
+        bad = ex.submit(_task([good[0], poison]))
+        assert ex.wait([bad], timeout=90) == {bad}
+        with pytest.raises(WorkerLost):
+            ex.result(bad)
+        ex.recover()
+        ex.ready()
+        again = ex.submit(_task(good[:3]))
+        assert ex.wait([again], timeout=90) == {again}
+        assert len(ex.result(again).outcome) == 3
+    finally:
+        ex.close()
+    assert ex._cluster.status.name == "closed"
+
+
+# --------------------------------------------------------------------------------------
+# the CLI: local cluster and external cluster against the local pool
+# --------------------------------------------------------------------------------------
+
+
+def test_cli_local_cluster_matches_local_pool(mixed, baseline, data_dir):
+    out = data_dir / "dask-local"
+    run = _cli(["-i", str(mixed.path), "-o", str(out), "--executor", "dask", *RUN_FLAGS],
+               _env(**{FAULT_ENV: mixed.fault}))
+    _assert_same_run(run, out, baseline, baseline.out)
+    assert pl.read_parquet(out / "stats.parquet")["executor"][0] == "dask"
+
+
+def test_cli_external_cluster_matches_local_pool(mixed, baseline, cluster, data_dir):
+    out = data_dir / "dask-external"
+    run = _cli(["-i", str(mixed.path), "-o", str(out), "--executor", "dask", "--scheduler",
+                cluster.address, "--log-level", "DEBUG", *RUN_FLAGS],
+               _env(**{FAULT_ENV: mixed.fault}))
+    _assert_same_run(run, out, baseline, baseline.out)
+
+    # The workers' records reached the run's log, from the workers' processes.
+    worker_pids = set(cluster.client.run(os.getpid).values())
+    records = [json.loads(line) for line in (out / "logs/run.jsonl").read_text().splitlines()]
+    from_workers = [r for r in records if r["pid"] in worker_pids]
+    assert any(r["logger"] == "pipeline.executors" and "solved in" in r["message"]
+               and r["chunk"] is not None for r in from_workers)
+    assert any("injected fault" in r["message"] for r in records)
+    # Closing the run closed only its client: the cluster is still up, without our plugin.
+    assert len(cluster.client.nthreads()) == 2
+    plugins = cluster.client.run(lambda dask_worker: list(dask_worker.plugins))
+    assert not any(p.startswith("pipeline-run-") for ps in plugins.values() for p in ps)
+
+
+def test_cli_external_cluster_resume_and_done(mixed, baseline, cluster, data_dir):
+    """A half-written folder resumes on the cluster; a finished one is already done."""
+    out = data_dir / "resume"
+    shutil.copytree(baseline.out, out)
+    (out / "_SUCCESS").unlink()
+    parts = sorted((out / "results").glob("part-*.parquet"))
+    kept = 0
+    for p in parts[::2]:
+        p.unlink()
+    for p in parts[1::2]:
+        kept += pl.read_parquet(p).height
+    env = _env(**{FAULT_ENV: mixed.fault, "DASK_SCHEDULER_ADDRESS": cluster.address})
+    run = _cli(["-i", str(mixed.path), "-o", str(out), "--executor", "dask", *RUN_FLAGS], env)
+    assert run.summary["resumed_rows"] == kept > 0
+    _assert_same_run(run, out, baseline, baseline.out)
+
+    again = _cli(["-i", str(mixed.path), "-o", str(out), "--executor", "dask",
+                  *[f for f in RUN_FLAGS if f != "--quiet"]], env)
+    assert again.code == baseline.code
+    assert again.summary["already_done"] is True
+    assert again.summary["counts"] == baseline.summary["counts"]
+
+
+def test_cli_worker_killed_mid_run(cluster, data_dir):
+    """kill -9 of a worker process mid-run: Dask reruns its task, every row comes once."""
+    if not HARD.exists():
+        pytest.skip(f"data set {HARD} is absent")
+    n = 30000
+    path = data_dir / "hard.txt"
+    with open(HARD) as src, open(path, "w") as dst:
+        dst.writelines(line for _, line in zip(range(n), src, strict=False))
+    out = data_dir / "killed"
+    worker_pids = cluster.client.run(os.getpid)  # the worker processes, not their nannies
+    victim = worker_pids[sorted(worker_pids)[0]]
+    proc = subprocess.Popen(
+        [str(PIPELINE), "run", "-i", str(path), "-o", str(out), "--executor", "dask",
+         "--scheduler", cluster.address, "--chunk-size", "150", "--workers", "2", "--json",
+         "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=_env(), cwd=REPO)
+    try:
+        deadline = time.monotonic() + 60
+        while len(list((out / "results").glob("part-*.parquet"))) < 5:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the run did not start writing parts"
+            time.sleep(0.05)
+        os.kill(victim, signal.SIGKILL)
+        written_at_kill = len(list((out / "results").glob("part-*.parquet")))
+        stdout, stderr = proc.communicate(timeout=150)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert written_at_kill < n // 150, "the run was over before the kill"
+    assert proc.returncode == 0, stderr
+    summary = json.loads(stdout.strip().splitlines()[-1])
+    assert summary["rows"] == n and summary["counts"]["solved"] == n
+    rows = pl.read_parquet(out / "results" / "*.parquet").select("source", "row")
+    assert rows.height == n and rows.unique().height == n
+    assert sorted(rows["row"].to_list()) == list(range(n))
+    # The nanny brought the worker back (with the plugin-free state for later runs).
+    cluster.client.wait_for_workers(2, timeout=60)
+    assert victim not in cluster.client.run(os.getpid).values()
+
+
+def test_cli_scheduler_lost_then_resumed(cluster, data_dir):
+    """The scheduler dies mid-run: exit 3 with a clear error; rerun elsewhere resumes."""
+    from distributed import Client
+
+    if not HARD.exists():
+        pytest.skip(f"data set {HARD} is absent")
+    n = 10000
+    path = data_dir / "hard-lost.txt"
+    with open(HARD) as src, open(path, "w") as dst:
+        dst.writelines(line for _, line in zip(range(n), src, strict=False))
+    out = data_dir / "lost"
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    procs: list[subprocess.Popen] = []
+    try:
+        with open(data_dir / "lost-cluster.log", "w") as logs:
+            for args in (["scheduler", "--host", "127.0.0.1", "--port", str(port),
+                          "--no-dashboard"],
+                         ["worker", address, "--nthreads", "1", "--host", "127.0.0.1",
+                          "--no-dashboard"]):
+                procs.append(subprocess.Popen([str(DASK), *args], stdout=logs, stderr=logs,
+                                              env=_env(), cwd=data_dir,
+                                              start_new_session=True))
+        with Client(address, timeout=60, set_as_default=False) as c:
+            c.wait_for_workers(1, timeout=90)
+        run = subprocess.Popen(
+            [str(PIPELINE), "run", "-i", str(path), "-o", str(out), "--executor", "dask",
+             "--scheduler", address, "--chunk-size", "50", "--json", "--quiet"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), cwd=REPO)
+        procs.append(run)
+        deadline = time.monotonic() + 60
+        while len(list((out / "results").glob("part-*.parquet"))) < 3:
+            assert run.poll() is None, run.communicate()
+            assert time.monotonic() < deadline, "the run did not start writing parts"
+            time.sleep(0.05)
+        os.kill(procs[0].pid, signal.SIGKILL)  # the scheduler
+        _, stderr = run.communicate(timeout=120)
+        assert run.returncode == 3, stderr
+        assert "lost the connection to the Dask scheduler" in stderr
+    finally:
+        for p in procs[:2]:  # a worker without its scheduler: no need to be gentle
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+        _stop(procs)
+    assert not (out / "_SUCCESS").exists()
+
+    again = _cli(["-i", str(path), "-o", str(out), "--executor", "dask", "--scheduler",
+                  cluster.address, "--chunk-size", "50", "--json", "--quiet"], _env())
+    assert again.code == 0, again.stderr
+    assert 0 < again.summary["resumed_rows"] < n
+    assert again.summary["rows"] == n and again.summary["counts"]["solved"] == n
+    rows = pl.read_parquet(out / "results" / "*.parquet").select("source", "row")
+    assert rows.height == n and rows.unique().height == n
