@@ -214,10 +214,28 @@ class LocalExecutor(Executor):
         self._pool = self._new_pool()
 
     def close(self, cancel: bool = False) -> None:
-        if cancel:
-            for p in list((self._pool._processes or {}).values()):
-                p.terminate()
-        self._pool.shutdown(wait=True, cancel_futures=cancel)
+        if not cancel:
+            self._pool.shutdown(wait=True)
+            return
+        # (shutdown() forgets the result queue and manager thread: take them first.)
+        results = getattr(self._pool, "_result_queue", None)
+        manager = getattr(self._pool, "_executor_manager_thread", None)
+        procs = list((self._pool._processes or {}).values())
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.join(timeout=10)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        # A worker stopped while writing its result leaves half a message in the result
+        # pipe, and the pool's manager thread waits for the rest forever (shutdown(wait=True)
+        # and interpreter exit then hang). With the workers gone, closing our own write end
+        # lets it read end-of-file: it marks the pool broken and ends cleanly.
+        try:
+            results._writer.close()
+        except (AttributeError, OSError):
+            pass
+        if manager is not None:
+            manager.join(timeout=10)
 
 
 @dataclass
