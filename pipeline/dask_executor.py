@@ -104,29 +104,14 @@ def _ensure_warm() -> float | None:
     with _warm_lock:
         if _warm:
             return None
-        import numpy as np
-
-        from pipeline import engine, solver
+        from pipeline import solver
         from pipeline.executors import _cycle_rate
 
         started = time.perf_counter()
-        engine.warm_up()
-        # One real puzzle through the task's whole path: the reader's encoder, the clash
-        # finder and the checker are compiled functions (cached) of their own.
-        offsets = np.array([0, 81], dtype=np.int64)
-        puzzle = np.frombuffer(_WARM_PUZZLE.encode(), dtype=np.uint8)
-        answer = np.frombuffer(_WARM_SOLUTION.encode(), dtype=np.uint8)
-        solver.solve_buffers(offsets, puzzle, 2, (offsets, answer, np.ones(1, dtype=bool)),
-                             True, {})
+        solver.warm_up()
         _cycle_rate()
         _warm.append(time.perf_counter() - started)
         return _warm[0]
-
-
-_WARM_PUZZLE = ("......95....64..7......7.1..38.15..25..87..6...72....."
-                "7...5...9.5.....2.3.94.....")
-_WARM_SOLUTION = ("471382956985641273263597418638915742592874361147263895"
-                  "724158639856739124319426587")
 
 
 def solve_on_worker(task: Task) -> Done:

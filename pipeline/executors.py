@@ -161,9 +161,8 @@ def _worker_init(log_level: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     logging.getLogger().setLevel(log_level)
-    from pipeline import engine
-
-    engine.warm_up()
+    solver.warm_up()
+    _cycle_rate()
 
 
 class LocalExecutor(Executor):

@@ -178,3 +178,16 @@ def solve_strings(puzzles: Sequence[str], limit: int = 2) -> Outcome:
     """Solve puzzle strings (81 characters, `.` or `0` blanks)."""
     grids, why = grid.encode(puzzles)
     return solve_grids(grids, limit, {i: w for i, w in enumerate(why) if w})
+
+
+_WARM_PUZZLE = "......95....64..7......7.1..38.15..25..87..6...72.....7...5...9.5.....2.3.94....."
+_WARM_SOLUTION = "471382956985641273263597418638915742592874361147263895724158639856739124319426587"
+
+
+def warm_up() -> None:
+    """Compile or load every compiled step of a task: one puzzle through the whole path."""
+    engine.warm_up()
+    offsets = np.array([0, 81], dtype=np.int64)
+    puzzle = np.frombuffer(_WARM_PUZZLE.encode(), dtype=np.uint8)
+    answer = np.frombuffer(_WARM_SOLUTION.encode(), dtype=np.uint8)
+    solve_buffers(offsets, puzzle, 2, (offsets, answer, np.ones(1, dtype=bool)), True)
