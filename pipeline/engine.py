@@ -321,17 +321,40 @@ def _solve_one(grids, p, out, limit, F, U, pairs, stack):
                 if nsol >= limit:
                     break
             else:
-                # branch: pick a bivalue cell from the band that has the most of them
+                # branch on a bivalue cell; among them prefer the one seeing the most
+                # unsolved cells, bivalue cells counting double
                 guesses += 1
                 bb = -1
-                best = 0
+                best = -1
+                bi = 0
+                p0 = np.int64(pairs[0])
+                p1 = np.int64(pairs[1])
+                p2 = np.int64(pairs[2])
+                u0 = np.int64(U[0])
+                u1 = np.int64(U[1])
+                u2 = np.int64(U[2])
                 for b in range(3):
-                    k = _popcnt(np.int64(pairs[b]))
-                    if k > best:
-                        best = k
-                        bb = b
+                    pb = p0 if b == 0 else (p1 if b == 1 else p2)
+                    ub = u0 if b == 0 else (u1 if b == 1 else u2)
+                    q = pb
+                    while q != 0:
+                        j = _cttz(q)
+                        q &= q - 1
+                        cm = np.int64(0x40201) << (j % 9)  # column of j, all 3 rows
+                        seen = ~PEER_KEEP[j] & ALL27
+                        k = _popcnt(ub & seen) + 2 * _popcnt(pb & seen)
+                        if b != 0:
+                            k += _popcnt(u0 & cm) + 2 * _popcnt(p0 & cm)
+                        if b != 1:
+                            k += _popcnt(u1 & cm) + 2 * _popcnt(p1 & cm)
+                        if b != 2:
+                            k += _popcnt(u2 & cm) + 2 * _popcnt(p2 & cm)
+                        if k > best:
+                            best = k
+                            bb = b
+                            bi = j
                 if bb >= 0:
-                    i = _cttz(np.int64(pairs[bb]))
+                    i = bi
                 else:
                     # no bivalue cell: the unsolved cell with the fewest candidates
                     bestn = 10
