@@ -150,6 +150,11 @@ def _build_tables():
 
 
 SHRINK, SINGLE_ROW, COMPLEX, COLCLAIM, PEER_KEEP = _build_tables()
+# 32-bit tables: half the cache footprint (all values fit in 27 bits)
+SHRINK = SHRINK.astype(np.int32)
+SINGLE_ROW = SINGLE_ROW.astype(np.int32)
+COMPLEX = COMPLEX.astype(np.int32)
+COLCLAIM = COLCLAIM.astype(np.int32)
 
 
 # --------------------------------------------------------------------------------------
@@ -164,8 +169,8 @@ def _propagate(F, U, dirty):
         s = _cttz(dirty)
         dirty &= dirty - 1
         x = np.int64(F[s])
-        sh = SHRINK[x & 511] | (SHRINK[(x >> 9) & 511] << 3) | (SHRINK[x >> 18] << 6)
-        x &= COMPLEX[sh]
+        sh = SHRINK[x & 511] | (SHRINK[(x >> 9) & 511] << 3) | (SHRINK[(x >> 18) & 511] << 6)
+        x &= COMPLEX[sh & 511]
         if x == 0:
             return False
         F[s] = x
@@ -184,7 +189,7 @@ def _propagate(F, U, dirty):
         dirty |= np.int64(n != o) << t
         # rows reduced to one cell fix that cell
         solved = (
-            SINGLE_ROW[x & 511] | (SINGLE_ROW[(x >> 9) & 511] << 9) | (SINGLE_ROW[x >> 18] << 18)
+            SINGLE_ROW[x & 511] | (SINGLE_ROW[(x >> 9) & 511] << 9) | (SINGLE_ROW[(x >> 18) & 511] << 18)
         )
         u = np.int64(U[b])
         ns = solved & u
