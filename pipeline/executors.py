@@ -46,6 +46,7 @@ class Task:
     timings: bool
     attempts: int = 0
     last_error: str = ""
+    alone: bool = False  # a suspect of a worker crash: run with no other task in flight
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
@@ -251,6 +252,10 @@ def schedule(executor: Executor, tasks: Iterator[Task], max_in_flight: int,
 
     A task whose worker died or which raised is retried RETRIES times, then split in two;
     a single row that still fails comes back as an `error` row with the reason.
+
+    A dead worker takes every task on its pool with it, so when several were in flight the
+    culprit is unknown: each of them is retried alone (nothing else in flight), and only a
+    crash while alone counts as an attempt. Innocent neighbours never become `error` rows.
     """
     in_flight: dict = {}  # future -> task
     retry: list[Task] = []
@@ -287,9 +292,20 @@ def schedule(executor: Executor, tasks: Iterator[Task], max_in_flight: int,
                       extra={"chunk": task.chunk_id})
             finish(task, _error_outcome(task, why), None)
 
+    def suspect(task: Task, why: str) -> None:
+        log.warning("chunk %d (rows %d..%d): %s; retrying it alone", task.chunk_id,
+                    task.first, task.first + len(task) - 1, why, extra={"chunk": task.chunk_id})
+        task.alone = True
+        task.last_error = why
+        retry.append(task)
+
     while True:
         while len(in_flight) < max_in_flight and (retry or not exhausted):
+            if any(t.alone for t in in_flight.values()):
+                break  # a suspect runs by itself
             if retry:
+                if retry[0].alone and in_flight:
+                    break  # let the others finish, then run the suspect alone
                 task = retry.pop(0)
             else:
                 task = next(tasks, None)
@@ -303,13 +319,17 @@ def schedule(executor: Executor, tasks: Iterator[Task], max_in_flight: int,
                 return
             continue
         lost = False
+        together = len(in_flight)  # tasks on the pool when it may have broken
         for fut in executor.wait(in_flight):
             task = in_flight.pop(fut)
             try:
                 done = executor.result(fut)
             except WorkerLost as exc:
                 lost = True
-                fail(task, str(exc))
+                if together == 1:
+                    fail(task, str(exc))  # it was alone: it is the culprit
+                else:
+                    suspect(task, str(exc))
             except Exception as exc:  # the engine itself failed on this task
                 fail(task, f"{type(exc).__name__}: {exc}")
             else:
@@ -325,7 +345,7 @@ def schedule(executor: Executor, tasks: Iterator[Task], max_in_flight: int,
                 if done is not None:
                     finish(task, done.outcome, done)
                 else:
-                    fail(task, "its worker pool was replaced after a crash")
+                    suspect(task, "its worker pool was replaced after a crash")
             executor.recover()
 
 

@@ -531,8 +531,9 @@ class _RowReader:
         if lengths.min() == 0 or lengths.max() > MAX_LINE:
             return None
         if lay.kind == "text" or lay.n_fields == 1:
+            # Any whitespace (space, tab, VT, FF) may make a line blank: careful path.
             if (arr == 44).any() or (arr[starts] == 35).any() or (arr == 32).any() or (
-                    arr == 9).any():
+                    (arr >= 9) & (arr <= 12) & (arr != 10)).any():
                 return None
             n_fields = 1
         else:
