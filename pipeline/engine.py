@@ -288,9 +288,21 @@ def _solve_one(grids, p, out, limit, F, U, pairs, stack):
             i = c - 27 * b
             s = b * 9 + v - 1
             o = np.int64(F[s])
-            if (o >> i) & 1 == 0:
+            bit = np.int64(1) << i
+            if o & bit == 0:
                 return 0, 0
+            # full elimination: the cell leaves the other digits, its row/box/column
+            # peers lose the digit (in this band and, by column, in the other two)
+            U[b] = np.int64(U[b]) & ~bit
+            base = b * 9
+            for t in range(base, base + 9):
+                F[t] = np.int64(F[t]) & ~bit
             F[s] = o & PEER_KEEP[i]
+            cm = ~(np.int64(0x40201) << (i % 9))
+            t = s + 9 if s < 18 else s - 18
+            F[t] = np.int64(F[t]) & cm
+            t = s + 18 if s < 9 else s - 9
+            F[t] = np.int64(F[t]) & cm
     dirty = np.int64(ALL27)
     sp = 0
     nsol = 0
