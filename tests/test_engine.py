@@ -126,6 +126,41 @@ def test_empty_grid():
     assert valid_solution(p[0], sols[0])
 
 
+def test_larger_limits_count_distinct_solutions():
+    p = np.zeros((1, 81), np.uint8)
+    sols, n, g, _ = solve_batch(p, 50)
+    assert n[0] == 50
+    # a puzzle with exactly 2 solutions (a deadly pattern left open) counts 2 even with limit 10
+    q = grid_of(SOLVED)[0].copy()
+    # cells (0,0),(0,1),(1,0),(1,1) hold a/b/b/a? find a rectangle of swappable pairs
+    found = False
+    g9 = q.reshape(9, 9)
+    for r1 in range(9):
+        for r2 in range(r1 + 1, 9):
+            if r1 // 3 != r2 // 3:
+                continue
+            for c1 in range(9):
+                for c2 in range(c1 + 1, 9):
+                    if c1 // 3 == c2 // 3:
+                        continue
+                    a, b = g9[r1, c1], g9[r1, c2]
+                    if g9[r2, c1] == b and g9[r2, c2] == a:
+                        h = g9.copy()
+                        h[r1, c1] = h[r1, c2] = h[r2, c1] = h[r2, c2] = 0
+                        found = True
+                        break
+                if found:
+                    break
+            if found:
+                break
+        if found:
+            break
+    assert found
+    sols, n, g, _ = solve_batch(h.reshape(1, 81), 10)
+    assert n[0] == 2
+    assert valid_solution(h.reshape(81), sols[0])
+
+
 def test_limit_one_stops_at_first_solution():
     serg = load("tdoku_benchmark_sets/puzzles7_serg_benchmark", 200)
     sols, n, g, _ = solve_batch(serg, 1)
