@@ -26,8 +26,10 @@ A 27-bit *dirty* mask records which boards changed.  Processing a board:
 When the dirty mask is empty, naked singles (and empty cells) are found by
 bit-slicing the nine boards of a band into "at least 1/2/3 candidates" masks, and
 column hidden singles by bit-slicing the nine rows of a digit.  When all of that
-stalls the search branches on a cell with two candidates (the band with the most of
-them) or, failing that, the unsolved cell with the fewest candidates.
+stalls the search branches on a cell with two candidates -- the one with the best
+score of 2 per unsolved peer (row, column, box) plus 1 per bivalue peer -- or,
+failing that, the unsolved cell with the fewest candidates.  The pushed alternative is
+the same node without the chosen candidate; ``guesses`` counts these branch points.
 """
 
 from __future__ import annotations
@@ -338,8 +340,8 @@ def _solve_one(grids, p, out, limit, F, U, pairs, stack):
                 if nsol >= limit:
                     break
             else:
-                # branch on a bivalue cell; among them prefer the one seeing the most
-                # unsolved cells, bivalue cells counting double
+                # branch on a bivalue cell; among them prefer the one whose peers hold
+                # the most unsolved cells (score 2 each) and bivalue cells (1 more each)
                 guesses += 1
                 bb = -1
                 best = -1
@@ -359,13 +361,13 @@ def _solve_one(grids, p, out, limit, F, U, pairs, stack):
                         q &= q - 1
                         cm = np.int64(0x40201) << (j % 9)  # column of j, all 3 rows
                         seen = ~PEER_KEEP[j] & ALL27
-                        k = _popcnt(ub & seen) + 2 * _popcnt(pb & seen)
+                        k = 2 * _popcnt(ub & seen) + _popcnt(pb & seen)
                         if b != 0:
-                            k += _popcnt(u0 & cm) + 2 * _popcnt(p0 & cm)
+                            k += 2 * _popcnt(u0 & cm) + _popcnt(p0 & cm)
                         if b != 1:
-                            k += _popcnt(u1 & cm) + 2 * _popcnt(p1 & cm)
+                            k += 2 * _popcnt(u1 & cm) + _popcnt(p1 & cm)
                         if b != 2:
-                            k += _popcnt(u2 & cm) + 2 * _popcnt(p2 & cm)
+                            k += 2 * _popcnt(u2 & cm) + _popcnt(p2 & cm)
                         if k > best:
                             best = k
                             bb = b
