@@ -102,7 +102,7 @@ def main() -> None:
         n = len(g)
         res = {}
         for lim in (2, 1):
-            res[lim] = best_time(lambda lim=lim: solve_batch(g, lim), repeats)
+            res[lim] = best_time(lambda g=g, lim=lim: solve_batch(g, lim), repeats)
         _, ns, guesses, _ = solve_batch(g, 2)
         goal = GOALS.get(name)
         mark = "" if goal is None else (f"{goal // 1000}k " + ("ok" if n / res[2] >= goal else "MISS"))
