@@ -32,8 +32,13 @@ SETS = [
     ("forum hardest 11+", "tdoku_benchmark_sets/puzzles5_forum_hardest_1905_11+", 10_000, 1_000),
     ("serg (non-unique)", "tdoku_benchmark_sets/puzzles7_serg_benchmark", 10_000, 2_000),
 ]
-GOALS = {"Kaggle slice": 650_000, "17-clue": 320_000, "top1465": 85_000,
-         "forum hardest 1106": 8_000, "forum hardest 11+": 15_000}
+GOALS = {
+    "Kaggle slice": 650_000,
+    "17-clue": 320_000,
+    "top1465": 85_000,
+    "forum hardest 1106": 8_000,
+    "forum hardest 11+": 15_000,
+}
 
 _TOKEN = re.compile(r"(?<![0-9.])[0-9.]{81}(?![0-9.])")
 
@@ -66,8 +71,9 @@ def subprocess_seconds(env: dict) -> float:
         "engine.warm_up()\n"
         "print(time.perf_counter() - t)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env,
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, check=True
+    )
     return float(out.stdout.split()[-1])
 
 
@@ -83,11 +89,15 @@ def main() -> None:
     t = time.perf_counter()
     warm_up()
     print(f"warm_up in this process: {time.perf_counter() - t:.2f} s")
-    print(f"one core, best of {repeats}; limit 2 proves uniqueness, limit 1 stops at the first solution\n")
+    print(
+        f"one core, best of {repeats}; limit 2 proves uniqueness, limit 1 stops at the first solution\n"
+    )
 
-    hdr = (f"{'set':<20} {'puzzles':>8} {'lim2 puz/s':>12} {'lim2 us/puz':>12} "
-           f"{'lim1 puz/s':>12} {'lim1 us/puz':>12} {'guesses(l2)':>12} {'no-guess %':>10} "
-           f"{'goal':>9}")
+    hdr = (
+        f"{'set':<20} {'puzzles':>8} {'lim2 puz/s':>12} {'lim2 us/puz':>12} "
+        f"{'lim1 puz/s':>12} {'lim1 us/puz':>12} {'guesses(l2)':>12} {'no-guess %':>10} "
+        f"{'goal':>9}"
+    )
     print(hdr)
     print("-" * len(hdr))
     kaggle = None
@@ -105,10 +115,14 @@ def main() -> None:
             res[lim] = best_time(lambda g=g, lim=lim: solve_batch(g, lim), repeats)
         _, ns, guesses, _ = solve_batch(g, 2)
         goal = GOALS.get(name)
-        mark = "" if goal is None else (f"{goal // 1000}k " + ("ok" if n / res[2] >= goal else "MISS"))
-        print(f"{name:<20} {n:>8} {n / res[2]:>12,.0f} {res[2] / n * 1e6:>12.2f} "
-              f"{n / res[1]:>12,.0f} {res[1] / n * 1e6:>12.2f} {int(guesses.sum()):>12,} "
-              f"{100 * np.mean(guesses == 0):>9.1f}% {mark:>9}")
+        mark = (
+            "" if goal is None else (f"{goal // 1000}k " + ("ok" if n / res[2] >= goal else "MISS"))
+        )
+        print(
+            f"{name:<20} {n:>8} {n / res[2]:>12,.0f} {res[2] / n * 1e6:>12.2f} "
+            f"{n / res[1]:>12,.0f} {res[1] / n * 1e6:>12.2f} {int(guesses.sum()):>12,} "
+            f"{100 * np.mean(guesses == 0):>9.1f}% {mark:>9}"
+        )
         counts = np.bincount(ns, minlength=3)
         if name.startswith("serg"):
             assert counts[2] == n, counts
@@ -130,17 +144,21 @@ def main() -> None:
                 k += 1
             dt = time.perf_counter() - t0
             eng = best_time(lambda: solve_batch(kaggle[:k], 2), repeats)
-            print(f"\nreference backtracking (pipeline.reference, limit 2) on the Kaggle slice: "
-                  f"{k} puzzles in {dt:.2f} s = {k / dt:,.0f} puzzles/s ({dt / k * 1e6:,.0f} us/puzzle); "
-                  f"engine on the same puzzles {k / eng:,.0f} puzzles/s (x{dt / eng:,.0f})")
+            print(
+                f"\nreference backtracking (pipeline.reference, limit 2) on the Kaggle slice: "
+                f"{k} puzzles in {dt:.2f} s = {k / dt:,.0f} puzzles/s ({dt / k * 1e6:,.0f} us/puzzle); "
+                f"engine on the same puzzles {k / eng:,.0f} puzzles/s (x{dt / eng:,.0f})"
+            )
 
     # compile and cache-load times, each in a new process
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, NUMBA_CACHE_DIR=tmp)
         fresh = subprocess_seconds(env)
         warm = subprocess_seconds(env)
-    print(f"\nimport + warm_up in a new process: fresh compile (empty cache) {fresh:.2f} s, "
-          f"cache load (warm cache) {warm:.2f} s")
+    print(
+        f"\nimport + warm_up in a new process: fresh compile (empty cache) {fresh:.2f} s, "
+        f"cache load (warm cache) {warm:.2f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -164,7 +164,7 @@ COLCLAIM = COLCLAIM.astype(np.int32)
 # --------------------------------------------------------------------------------------
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True, inline="always")
 def _propagate(F, U, dirty):
     """Process dirty boards until none is left.  Returns False on contradiction."""
     while dirty != 0:
@@ -191,7 +191,9 @@ def _propagate(F, U, dirty):
         dirty |= np.int64(n != o) << t
         # rows reduced to one cell fix that cell
         solved = (
-            SINGLE_ROW[x & 511] | (SINGLE_ROW[(x >> 9) & 511] << 9) | (SINGLE_ROW[(x >> 18) & 511] << 18)
+            SINGLE_ROW[x & 511]
+            | (SINGLE_ROW[(x >> 9) & 511] << 9)
+            | (SINGLE_ROW[(x >> 18) & 511] << 18)
         )
         u = np.int64(U[b])
         ns = solved & u
@@ -209,7 +211,7 @@ def _propagate(F, U, dirty):
     return True
 
 
-@njit(cache=True, inline='always')
+@njit(cache=True, inline="always")
 def _singles(F, U, pairs):
     """Place naked singles and column hidden singles.
 

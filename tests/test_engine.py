@@ -77,9 +77,7 @@ def all_valid(puzzles: np.ndarray, sols: np.ndarray) -> bool:
 
 # A well-known hard unique puzzle (Norvig's "hardest") and a few easy grids
 HARD = "4.....8.5.3..........7......2.....6.....8.4......1.......6.3.7.5..2.....1.4......"
-SOLVED = (
-    "534678912672195348198342567859761423426853791713924856961537284287419635345286179"
-)
+SOLVED = "534678912672195348198342567859761423426853791713924856961537284287419635345286179"
 
 
 @pytest.fixture(scope="module", autouse=True)
