@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 import sys
 import time
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Annotated
 import click
 import typer
 
-from pipeline.errors import PipelineError, UsageError
+from pipeline.errors import PipelineError, Stopped, UsageError
 
 try:  # typer >= 0.22 vendors its own click; its exceptions are not click's
     from typer._click import exceptions as _tclick
@@ -318,8 +319,15 @@ def report(
         raise _fail(exc) from None
 
 
+def _stop(signum, frame):
+    raise Stopped(signum)
+
+
 def main() -> None:
     """Entry point: one line on stderr and an exit code for every failure, no traceback."""
+    # SIGTERM before the run installs its own handler (start-up, hashing the inputs) still
+    # ends with one line and 143, not a silent death.
+    signal.signal(signal.SIGTERM, _stop)
     try:
         code = app(standalone_mode=False)
         if isinstance(code, int) and code:

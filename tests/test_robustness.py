@@ -577,3 +577,26 @@ def test_truncated_gzip_is_a_clear_error(run_cli, tmp_path):
     assert len(res.stderr_lines) == 1 and "Traceback" not in res.stderr
     assert not (tmp_path / "out" / "_SUCCESS").exists()
 
+
+
+def test_sigterm_during_start_up_is_one_line_143(tmp_path):
+    """SIGTERM while the run is still reading its inputs (before the pool exists)."""
+    path = tmp_path / "many.txt"
+    path.write_text((PUZZLE + "\n") * 400_000)  # ~33 MB: hashing it takes a moment
+    out = tmp_path / "out"
+    proc = start(["run", "-i", path, "-o", out, "--workers", "1"], tmp_path)
+    try:
+        assert wait_for(lambda: (out / ".lock").exists(), proc, every=0.002)
+        proc.send_signal(signal.SIGTERM)
+        code, _, err = finish(proc, timeout=60)
+    finally:
+        if proc.poll() is None:
+            kill_group(proc)
+    if code == 0:
+        pytest.skip("the run finished before the signal arrived")
+    assert code == 143, err
+    assert "SIGTERM" in one_line(err)[0]
+    assert not (out / "_SUCCESS").exists()
+    code, _, err = run_sync(["run", "-i", path, "-o", out, "--workers", "2", "-q"], tmp_path)
+    assert code == 0, err
+    assert read_results(out).height == 400_000
