@@ -100,9 +100,9 @@ _CYCLE_RATE: list[float | None] = []
 def _cycle_rate() -> float | None:
     """Cycles per microsecond of the counter the kernel reads, measured once per process."""
     if not _CYCLE_RATE:
-        from pipeline import clock
+        from pipeline import engine
 
-        _CYCLE_RATE.append(clock.cycles_per_us())
+        _CYCLE_RATE.append(engine.cycles_per_us())
     return _CYCLE_RATE[0]
 
 

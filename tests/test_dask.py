@@ -218,7 +218,7 @@ def test_executor_on_local_cluster(monkeypatch):
     """Results from worker processes, WorkerLost when Dask gives up, the cluster closed."""
     import dask
 
-    from pipeline import clock
+    from pipeline import engine
     from pipeline.dask_executor import DaskExecutor
 
     if not CURATED.exists():
@@ -243,7 +243,7 @@ def test_executor_on_local_cluster(monkeypatch):
             done = ex.result(f)
             assert (done.outcome.status == 0).all() and len(done.outcome) == 10
             assert done.pid != os.getpid()
-            if clock.cycles_per_us() is not None:
+            if engine.cycles_per_us() is not None:
                 assert done.cycles_per_us and done.cycles_per_us > 0
 
         bad = ex.submit(_task([good[0], poison]))
