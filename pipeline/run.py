@@ -196,7 +196,10 @@ def _inspect(out: Path, definition: dict, overwrite: bool) -> str:
     stdin = any(i["path"] == "-" for i in definition["inputs"])
     same = previous == definition and not stdin
     finished = (out / sinks.SUCCESS).exists()
-    if previous is None and not foreign and not (out / sinks.RESULTS).exists():
+    # A run killed between creating results/ and writing its manifest left no part:
+    # that folder holds nothing to protect.
+    if previous is None and not foreign and not any(
+            (out / sinks.RESULTS).glob(sinks.PART_GLOB)):
         return "fresh"
     if same and finished:
         return "done"

@@ -600,3 +600,29 @@ def test_sigterm_during_start_up_is_one_line_143(tmp_path):
     code, _, err = run_sync(["run", "-i", path, "-o", out, "--workers", "2", "-q"], tmp_path)
     assert code == 0, err
     assert read_results(out).height == 400_000
+
+
+def test_killed_before_its_manifest_then_resumed(workdir, baseline):
+    """The folder a kill -9 leaves between creating results/ and writing the manifest."""
+    out = workdir / "early"
+    shutil.rmtree(out, ignore_errors=True)
+    (out / "results").mkdir(parents=True)
+    (out / "logs").mkdir()
+    (out / ".lock").write_text("pid 1 on nowhere since long ago")
+    (out / "results" / ".part-00000.parquet.tmp").write_bytes(b"PAR1")
+    code, _, err = run_sync(big_args("early"), workdir)
+    assert code == 0, err
+    assert not list(out.rglob("*.tmp"))
+    assert comparable(read_results(out)).equals(baseline)
+
+
+def test_resume_with_other_workers_and_chunk_size(workdir, baseline):
+    out = workdir / "other_chunks"
+    shutil.rmtree(out, ignore_errors=True)
+    proc = start(big_args("other_chunks"), workdir)
+    wait_for(lambda: len(parts_in(out)) >= 60, proc)
+    kill_group(proc)
+    code, stdout, err = run_sync(["run", "-i", "big.txt", "-o", "other_chunks", "--workers", "1",
+                                  "--chunk-size", "777", "--json"], workdir)
+    assert code == 0, err
+    assert comparable(read_results(out)).equals(baseline)
