@@ -107,7 +107,15 @@ def resolve_inputs(patterns: list[str]) -> list[str]:
         raise UsageError("no input given (--input PATH)")
     if found.count("-") > 1:
         raise UsageError("standard input (-) can be read only once")
-    return found
+    # A file named twice (by itself and by a glob, say) is one input, read once.
+    seen: set[str] = set()
+    unique = []
+    for p in found:
+        key = p if p == "-" else os.path.realpath(p)
+        if key not in seen:
+            seen.add(key)
+            unique.append(p)
+    return unique
 
 
 def stem(path: str) -> str:

@@ -535,3 +535,13 @@ def test_copy_of_folder_is_done(run_cli, tmp_path):
     shutil.copytree(tmp_path / "out", tmp_path / "copy")
     res = run_cli("run", "-i", "a.txt", "-o", "copy", "--workers", "1")
     assert res.returncode == 0 and "already done" in res.stderr
+
+
+def test_a_file_named_twice_is_read_once(cli, tmp_path, monkeypatch):
+    write_input(tmp_path / "a.txt", f"{PUZZLE}\n{LEET}\n")
+    write_input(tmp_path / "b.txt", f"{LEET}\n")
+    res = cli("run", "-i", "a.txt", "-i", "*.txt", "-i", "./a.txt", "-o", "out",
+              "--workers", "1", "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["rows"] == 3
+    check_run(tmp_path / "out", {"a.txt": 2, "b.txt": 1})
