@@ -372,6 +372,7 @@ class _Lines:
 
     text: pl.Series
     long: dict[int, int]  # line index -> its length in bytes, for lines over MAX_LINE
+    not_utf8: list[int] = field(default_factory=list)  # lines kept with U+FFFD for bad bytes
 
 
 def _line_blocks(stream) -> Iterator[tuple[bytes, dict[int, int]]]:
@@ -436,11 +437,17 @@ def _lines_of(buf: bytes, long: dict[int, int]) -> _Lines:
     arrow = pa.Array.from_buffers(pa.large_string(), n,
                                   [validity, pa.py_buffer(offsets), pa.py_buffer(buf)])
     text = pl.Series("line", arrow).str.strip_chars_end("\r\n")
+    not_utf8 = np.flatnonzero(~valid).tolist()
+    if not_utf8:
+        # Keep such a line "as read" as far as text can: bad bytes become U+FFFD.
+        lossy = [buf[offsets[i] : offsets[i + 1]].decode("utf-8", "replace").rstrip("\r\n")
+                 for i in not_utf8]
+        text = text.scatter(pl.Series(not_utf8, dtype=pl.UInt32), pl.Series(lossy))
     if long:
         idx = pl.Series(list(long), dtype=pl.UInt32)
         cut = text.gather(idx).str.slice(0, KEEP_OF_LONG_LINE)
         text = text.scatter(idx, cut)
-    return _Lines(text, long)
+    return _Lines(text, long, not_utf8)
 
 
 def _per_line(positions: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -492,7 +499,7 @@ class _RowReader:
             self.before_first = False
         if not len(where):
             return None, {}
-        return self._fields(text, where, lines.long)
+        return self._fields(text, where, lines.long, lines.not_utf8)
 
     def _clean_block(self, buf: bytes) -> pl.DataFrame | None:
         """The fast path: a block with nothing unusual is handed to polars' CSV parser.
@@ -559,16 +566,17 @@ class _RowReader:
             cols["expected_solution"] = table[f"f{lay.solution_field}"]
         return pl.DataFrame(cols)
 
-    def _fields(self, text: pl.Series, where: np.ndarray,
-                long: dict[int, int]) -> tuple[pl.DataFrame, dict[int, str]]:
+    def _fields(self, text: pl.Series, where: np.ndarray, long: dict[int, int],
+                not_utf8: list[int]) -> tuple[pl.DataFrame, dict[int, str]]:
         """The row's fields as columns, and reasons for rows that are not records."""
         lay = self.layout
         lines = text.gather(where)
         reasons: dict[int, str] = {}
-        for i in np.flatnonzero(lines.is_null().to_numpy()).tolist():
-            reasons[i] = "line is not valid UTF-8"
+        position = {int(j): i for i, j in enumerate(where)} if long or not_utf8 else {}
+        for j in not_utf8:
+            if j in position:
+                reasons[position[j]] = "line is not valid UTF-8"
         if long:
-            position = {int(j): i for i, j in enumerate(where)}
             for j, length in long.items():
                 if j in position:
                     reasons[position[j]] = (f"line of {length:,} bytes is over the "
@@ -581,6 +589,9 @@ class _RowReader:
             puzzle = tokens.list.get(lay.puzzle_field, null_on_oob=True)
             for i in np.flatnonzero(count != lay.n_fields).tolist():
                 reasons.setdefault(i, f"{count[i]} fields, expected {lay.n_fields}")
+            if reasons:  # a line we cannot split keeps its whole text as `puzzle`
+                idx = pl.Series(sorted(reasons), dtype=pl.UInt32)
+                puzzle = puzzle.scatter(idx, lines.gather(idx))
             return pl.DataFrame({"puzzle": puzzle}), reasons
         return self._csv_fields(lines, reasons, long, where)
 
