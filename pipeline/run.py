@@ -14,6 +14,7 @@ them. This module holds the order of things and the rules of resuming:
 from __future__ import annotations
 
 import glob
+import importlib.metadata
 import json
 import logging
 import os
@@ -21,7 +22,6 @@ import platform
 import shutil
 import signal
 import socket
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -29,13 +29,15 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pyarrow.parquet as pq
 
 from pipeline import grade, sinks
 from pipeline.config import Settings
 from pipeline.errors import DefinitionMismatch, InputError, RunFailed, Stopped, UsageError
 from pipeline.executors import Done, Executor, Task, schedule
-from pipeline.solver import STATUS_NAMES, Outcome
+from pipeline.solver import NULL, STATUS_NAMES, Outcome
 from pipeline.sources import Chunk, Source
+from pipeline.tally import Tally
 
 log = logging.getLogger("pipeline.run")
 
@@ -56,12 +58,6 @@ class Summary:
     steady_seconds: float = 0.0  # from warm workers to the last part: start-up aside
     processed_files: list[str] = field(default_factory=list)  # --incremental
     skipped_files: list[str] = field(default_factory=list)  # --incremental
-
-    def add(self, status_codes: np.ndarray) -> None:
-        counts = np.bincount(status_codes, minlength=len(STATUS_NAMES))
-        for name, c in zip(STATUS_NAMES, counts.tolist(), strict=False):
-            self.counts[name] += c
-        self.rows += len(status_codes)
 
     @property
     def failing(self) -> list[str]:
@@ -166,7 +162,7 @@ def run(inputs: list[str], settings: Settings, output: str | None = None,
         definition = _definition(sources, settings)
         state = _inspect(out, definition, overwrite)
         if state == "done":
-            summary = _summary_from_results(out)
+            summary = _summary_from_stats(out)
             summary.already_done = True
             summary.output = str(out)
             summary.fail_on = settings.fail_on
@@ -228,29 +224,39 @@ def _inspect(out: Path, definition: dict, overwrite: bool) -> str:
     return "fresh"
 
 
-def _existing_parts(out: Path, sources: list[Source]) -> tuple[list[np.ndarray], int, list[dict]]:
-    """Rows already written (a bitmap per source), the next part number, the parts."""
+def _part_listing(out: Path) -> list[dict]:
+    """Every part with its row count (from the Parquet footers, not the data)."""
+    return [{"file": f"{sinks.RESULTS}/{p.name}", "rows": pq.read_metadata(p).num_rows}
+            for p in sorted((out / sinks.RESULTS).glob(sinks.PART_GLOB))]
+
+
+def _existing_parts(out: Path, sources: list[Source],
+                    tallies: list[Tally]) -> tuple[list[np.ndarray], int]:
+    """Rows already written (a bitmap per source) and the next part number; counts the
+    rows of those parts into `tallies`, one part at a time."""
     done = [np.zeros(0, dtype=bool) for _ in sources]
     parts = sorted((out / sinks.RESULTS).glob(sinks.PART_GLOB))
     index = {s.given: s.index for s in sources}
-    listing = []
     next_number = 0
     for p in parts:
-        frame = pl.read_parquet(p, columns=["source", "row"])
+        frame = pl.read_parquet(p, columns=["source", "row", "status", "guesses", "solve_us"])
         number = int(p.stem.split("-")[1])
         next_number = max(next_number, number + 1)
-        listing.append({"file": f"{sinks.RESULTS}/{p.name}", "rows": frame.height})
         for src, rows in frame.group_by("source"):
             i = index.get(src[0])
             if i is None:
                 continue
+            codes = rows["status"].replace_strict(STATUS_NAMES, list(range(len(STATUS_NAMES))),
+                                                  return_dtype=pl.Int64)
+            tallies[i].add(codes.to_numpy(), rows["guesses"].fill_null(NULL).to_numpy(),
+                           rows["solve_us"].fill_null(float("nan")).to_numpy())
             r = rows["row"].to_numpy()
             if len(r) and r.max() >= len(done[i]):
                 grown = np.zeros(int(r.max()) + 1, dtype=bool)
                 grown[: len(done[i])] = done[i]
                 done[i] = grown
             done[i][r] = True
-    return done, next_number, listing
+    return done, next_number
 
 
 class _Chunks:
@@ -280,7 +286,8 @@ def _execute(out: Path, sources: list[Source], settings: Settings, definition: d
              hooks: Hooks, run_id: str, started: float, t0: float) -> Summary:
     sinks.remove_leftovers(out)
     (out / sinks.RESULTS).mkdir(exist_ok=True)
-    skip, first_number, _ = _existing_parts(out, sources)
+    tallies = [Tally() for _ in sources]
+    skip, first_number = _existing_parts(out, sources, tallies)
     resumed = int(sum(int(s.sum()) for s in skip))
     hooks.on_start(out, resumed)
     if resumed:
@@ -300,6 +307,8 @@ def _execute(out: Path, sources: list[Source], settings: Settings, definition: d
     workers = settings.worker_count()
     calibration: dict[str, float] = {}
 
+    writer = sinks.PartWriter()
+
     def on_done(number: int, outcome: Outcome, pieces: list[Done]) -> None:
         chunk = chunks.by_number.pop(number)
         if pieces and "cycles_per_us" not in calibration:
@@ -307,7 +316,9 @@ def _execute(out: Path, sources: list[Source], settings: Settings, definition: d
         grades = grade.grades(outcome)
         table = sinks.results_table(schema, chunk.source, chunk.frame, outcome,
                                     calibration.get("cycles_per_us"), grades)
-        sinks.write_table(sinks.part_path(out, number), table)
+        writer.submit(sinks.part_path(out, number), table)
+        solve_us = table.column("solve_us").to_numpy(zero_copy_only=False)
+        tallies[chunk.source_index].add(outcome.status, outcome.guesses, solve_us)
         chunk_times.append((len(chunk), sum(p.outcome.solve_seconds for p in pieces)))
         now = time.perf_counter()
         span.setdefault(chunk.source_index, [now, now])[1] = now
@@ -329,6 +340,8 @@ def _execute(out: Path, sources: list[Source], settings: Settings, definition: d
                          executor.workers * settings.in_flight_per_worker, on_done)
             except KeyboardInterrupt:
                 raise Stopped(signal.SIGINT) from None
+            finally:
+                writer.close()  # parts are whole or absent either way
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
@@ -337,15 +350,19 @@ def _execute(out: Path, sources: list[Source], settings: Settings, definition: d
         # No rows at all: one empty part, so DIR/results still reads as a (0-row) table.
         sinks.write_table(sinks.part_path(out, 0), schema.empty_table())
     wall = time.perf_counter() - t0
-    summary = _summary_from_results(out)
+    total = Tally()
+    for t in tallies:
+        total.merge(t)
+    summary = Summary(rows=total.rows)
+    summary.counts.update(total.count_of())
     summary.wall_seconds = wall
     summary.steady_seconds = time.perf_counter() - t_ready
     summary.output = str(out)
     summary.resumed_rows = resumed
     summary.fail_on = settings.fail_on
-    _, _, listing = _existing_parts(out, sources)
-    stats = _stats(out, sources, settings, summary, chunk_times, span, started, run_id,
-                   calibration.get("cycles_per_us"))
+    listing = _part_listing(out)
+    stats = _stats(sources, settings, summary, tallies, total, chunk_times, span, started,
+                   run_id)
     sinks.write_table(out / sinks.STATS, stats.to_arrow())
     sinks.write_json(out / sinks.MANIFEST, {
         "state": "finished", "run_id": run_id, "definition": definition,
@@ -378,74 +395,51 @@ def _cycles_per_us(pieces: list[Done], outcome: Outcome) -> float | None:
     return rates[0] if rates else None
 
 
-def _summary_from_results(out: Path) -> Summary:
+def _summary_from_stats(out: Path) -> Summary:
+    """The summary of a finished run, from its stats.parquet."""
     summary = Summary()
-    files = list((out / sinks.RESULTS).glob(sinks.PART_GLOB))
-    if not files:
-        return summary
-    counts = pl.scan_parquet(files).group_by("status").len().collect()
-    for status, n in counts.iter_rows():
-        summary.counts[status] = summary.counts.get(status, 0) + n
-        summary.rows += n
-    if (out / sinks.STATS).exists():
-        stats = pl.read_parquet(out / sinks.STATS).filter(pl.col("scope") == "run")
-        if stats.height:
-            summary.wall_seconds = float(stats["wall_seconds"][0] or 0.0)
+    stats = pl.read_parquet(out / sinks.STATS).filter(pl.col("scope") == "run")
+    if stats.height:
+        row = stats.row(0, named=True)
+        summary.counts = {name: int(row[name]) for name in STATUS_NAMES}
+        summary.rows = int(row["rows"])
+        summary.wall_seconds = float(row["wall_seconds"] or 0.0)
     return summary
 
 
-def _stats(out: Path, sources: list[Source], settings: Settings, summary: Summary,
-           chunk_times: list[tuple[int, float]], span: dict[int, list[float]],
-           started: float, run_id: str, cycles_per_us: float | None) -> pl.DataFrame:
-    """One row per input file and one for the whole run, from the result parts."""
-    import numba
-
-    files = list((out / sinks.RESULTS).glob(sinks.PART_GLOB))
-    results = (pl.scan_parquet(files).select("source", "status", "guesses", "solve_us")
-               .collect() if files else pl.DataFrame(
-                   schema={"source": pl.String, "status": pl.String, "guesses": pl.Int64,
-                           "solve_us": pl.Float64}))
+def _stats(sources: list[Source], settings: Settings, summary: Summary, tallies: list[Tally],
+           total: Tally, chunk_times: list[tuple[int, float]], span: dict[int, list[float]],
+           started: float, run_id: str) -> pl.DataFrame:
+    """One row per input file and one for the whole run."""
     per_chunk = np.array([s / r * 1e6 for r, s in chunk_times if r], dtype=np.float64)
     common = {
         "run_id": run_id, "workers": settings.worker_count(),
         "chunk_size": settings.chunk_size, "executor": settings.executor,
         "uniqueness_checked": settings.limit >= 2,
         "pipeline_version": VERSION, "python_version": platform.python_version(),
-        "numba_version": numba.__version__, "polars_version": pl.__version__,
+        "numba_version": importlib.metadata.version("numba"),
+        "polars_version": pl.__version__,
         "started_at": _iso(started), "finished_at": _iso(time.time()),
     }
     rows = []
-    scopes = [("run", None, None)] + [("file", s.given, s.index) for s in sources]
-    for scope, name, index in scopes:
-        part = results if name is None else results.filter(pl.col("source") == name)
-        counts = dict.fromkeys(STATUS_NAMES, 0)
-        for status, n in part.group_by("status").len().iter_rows():
-            counts[status] = n
-        if name is None:
-            wall = summary.wall_seconds
-        else:
-            s = span.get(index)
-            wall = (s[1] - s[0]) if s else None
-        guesses = part["guesses"].drop_nulls()
-        solve_us = part["solve_us"].drop_nulls()
-        row = {
-            "scope": scope, "source": name, "rows": part.height, **counts,
+    scopes = [("run", None, total, summary.wall_seconds)]
+    for s in sources:
+        first_last = span.get(s.index)
+        scopes.append(("file", s.given, tallies[s.index],
+                       (first_last[1] - first_last[0]) if first_last else None))
+    for scope, name, tally, wall in scopes:
+        rows.append({
+            "scope": scope, "source": name, "rows": tally.rows, **tally.count_of(),
             "wall_seconds": wall,
-            "rows_per_second": (part.height / wall) if wall else None,
-            "guesses_mean": guesses.mean() if len(guesses) else None,
-            "guesses_p99": guesses.quantile(0.99) if len(guesses) else None,
-            "guesses_max": guesses.max() if len(guesses) else None,
-            "solve_us_p50": solve_us.quantile(0.5) if len(solve_us) else None,
-            "solve_us_p90": solve_us.quantile(0.9) if len(solve_us) else None,
-            "solve_us_p99": solve_us.quantile(0.99) if len(solve_us) else None,
-            "solve_us_max": solve_us.max() if len(solve_us) else None,
+            "rows_per_second": (tally.rows / wall) if wall else None,
+            **tally.guesses_figures(),
+            **tally.solve_us_figures(),
             "chunk_solve_us_per_row_p50": (float(np.percentile(per_chunk, 50))
                                            if len(per_chunk) and name is None else None),
             "chunk_solve_us_per_row_p99": (float(np.percentile(per_chunk, 99))
                                            if len(per_chunk) and name is None else None),
             **common,
-        }
-        rows.append(row)
+        })
     return pl.DataFrame(rows, schema_overrides={
         "source": pl.String, "wall_seconds": pl.Float64, "rows_per_second": pl.Float64,
         "guesses_mean": pl.Float64, "guesses_p99": pl.Float64, "guesses_max": pl.Int64,
@@ -457,6 +451,3 @@ def _stats(out: Path, sources: list[Source], settings: Settings, summary: Summar
 def _iso(t: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
 
-
-def python_executable() -> str:
-    return sys.executable

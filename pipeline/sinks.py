@@ -10,7 +10,9 @@ import errno
 import fcntl
 import json
 import os
+import threading
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -54,14 +56,55 @@ def write_json(path: Path, obj: dict) -> None:
     atomic_write(path, lambda tmp: tmp.write_text(json.dumps(obj, indent=2, default=str) + "\n"))
 
 
-# Dictionary pages pay off only for the columns with few distinct values.
+# Dictionary pages pay off only for the columns with few distinct values; min/max statistics
+# of 81-character grids help no reader, so they are not written.
 _DICTIONARY_COLUMNS = ["source", "status", "grade", "reason", "difficulty", "clues"]
+_NO_STATISTICS = {"puzzle", "solution", "expected_solution", "reason"}
 
 
 def write_table(path: Path, table: pa.Table) -> None:
-    dictionary = [c for c in _DICTIONARY_COLUMNS if c in table.column_names]
+    names = table.column_names
+    dictionary = [c for c in _DICTIONARY_COLUMNS if c in names]
+    statistics = [c for c in names if c not in _NO_STATISTICS]
     atomic_write(path, lambda tmp: pq.write_table(
-        table, tmp, compression="zstd", compression_level=1, use_dictionary=dictionary))
+        table, tmp, compression="zstd", compression_level=1, use_dictionary=dictionary,
+        write_statistics=statistics))
+
+
+class PartWriter:
+    """Writes parts on a background thread (pyarrow lets go of the GIL while it encodes),
+    so reading and dispatching the next chunks go on meanwhile. At most `pending` parts wait;
+    the first write error is raised by the next call."""
+
+    def __init__(self, pending: int = 2):
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="part-writer")
+        self._slots = threading.BoundedSemaphore(pending)
+        self._futures: list[Future] = []
+
+    def submit(self, path: Path, table: pa.Table) -> None:
+        self._raise_failed()
+        self._slots.acquire()
+        fut = self._pool.submit(write_table, path, table)
+        fut.add_done_callback(lambda _: self._slots.release())
+        self._futures.append(fut)
+
+    def _raise_failed(self) -> None:
+        still = []
+        for fut in self._futures:
+            if fut.done():
+                fut.result()  # raises the write's RunFailed
+            else:
+                still.append(fut)
+        self._futures = still
+
+    def close(self) -> None:
+        """Wait for every pending write; raise the first failure."""
+        try:
+            for fut in self._futures:
+                fut.result()
+        finally:
+            self._futures = []
+            self._pool.shutdown(wait=True)
 
 
 def remove_leftovers(out: Path) -> list[Path]:
