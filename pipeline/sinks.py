@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (loaded at start-up: casts need it, and it takes 50 ms)
 import pyarrow.parquet as pq
 
 from pipeline import grid
