@@ -13,7 +13,7 @@ from typing import Annotated
 import click
 import typer
 
-from pipeline.errors import PipelineError, Stopped, UsageError
+from pipeline.errors import Interrupted, PipelineError, Stopped, UsageError, raise_interrupted
 
 try:  # typer >= 0.22 vendors its own click; its exceptions are not click's
     from typer._click import exceptions as _tclick
@@ -319,15 +319,11 @@ def report(
         raise _fail(exc) from None
 
 
-def _stop(signum, frame):
-    raise Stopped(signum)
-
-
 def main() -> None:
     """Entry point: one line on stderr and an exit code for every failure, no traceback."""
     # SIGTERM before the run installs its own handler (start-up, hashing the inputs) still
     # ends with one line and 143, not a silent death.
-    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGTERM, raise_interrupted)
     try:
         code = app(standalone_mode=False)
         if isinstance(code, int) and code:
@@ -354,6 +350,10 @@ def main() -> None:
     except KeyboardInterrupt:
         typer.echo("pipeline: stopped by SIGINT", err=True)
         sys.exit(130)
+    except Interrupted as stop:
+        exc = Stopped(stop.signum)
+        typer.echo(f"pipeline: error: {exc}", err=True)
+        sys.exit(exc.exit_code)
     except Exception as exc:  # the last line of defence: one line, no traceback
         # debug: never printed by logging's last-resort handler (no traceback on stderr)
         logging.getLogger("pipeline").debug("internal error", exc_info=True)

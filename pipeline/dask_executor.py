@@ -255,6 +255,7 @@ class DaskExecutor(Executor):
     """Chunks solved on a Dask cluster: an existing one at `address`, or a local one."""
 
     name = "dask"
+    shared_fate = False  # a dead worker loses its own task; Dask reschedules the rest
 
     def __init__(self, address: str | None, workers: int):
         from distributed import Client, LocalCluster
@@ -365,14 +366,10 @@ class DaskExecutor(Executor):
             raise WorkerLost(f"the task was cancelled by Dask ({exc})") from None
 
     def recover(self) -> None:
-        """After a lost task: cancel the attempts `schedule` dropped; fail if Dask is gone."""
+        """After a lost task: the other tasks carry on (Dask reschedules them); fail if the
+        scheduler itself is gone."""
         self._check_connected()
-        abandoned = list(self._open.values())
-        self._open.clear()
-        if abandoned:
-            self._client.cancel(abandoned)
-        log.warning("dask: a task was given up after worker deaths; %d task(s) resubmitted",
-                    len(abandoned))
+        log.warning("dask: a task was given up after worker deaths; it is retried")
 
     def _check_connected(self) -> None:
         """RunFailed (exit 3, resumable) once the client has lost its scheduler."""

@@ -8,6 +8,10 @@
     ├── RunFailed (3)          a failure the run could not recover from: a write error, ...
     └── Stopped (130/143)      Ctrl-C or SIGTERM; the folder is left resumable
 
+    Interrupted                a BaseException, raised by the SIGTERM handler so that no
+                               `except Exception` on the way mistakes it for a failure;
+                               the run turns it into Stopped once it has cleaned up
+
     PuzzleError                the classic API's complaint about one board
     ├── MalformedPuzzle
     ├── InvalidPuzzle
@@ -50,6 +54,19 @@ class Stopped(PipelineError):
         name = signal.Signals(signum).name
         super().__init__(f"stopped by {name}; run the same command again to resume")
         self.exit_code = 128 + signum
+
+
+class Interrupted(BaseException):
+    """A stop signal arrived (the SIGTERM counterpart of KeyboardInterrupt)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def raise_interrupted(signum, frame) -> None:
+    """A signal handler: stop whatever the main thread is doing."""
+    raise Interrupted(signum)
 
 
 class PuzzleError(ValueError):

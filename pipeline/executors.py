@@ -129,6 +129,9 @@ class Executor:
 
     name = "executor"
     workers = 1
+    # True when a lost worker takes every task in flight down with it (a process pool);
+    # False when only the task that was running there is lost (Dask reschedules the rest).
+    shared_fate = True
 
     def submit(self, task: Task):
         raise NotImplementedError
@@ -319,7 +322,8 @@ def schedule(executor: Executor, tasks: Iterator[Task], max_in_flight: int,
                 return
             continue
         lost = False
-        together = len(in_flight)  # tasks on the pool when it may have broken
+        # Tasks that may share the blame for a lost worker.
+        together = len(in_flight) if executor.shared_fate else 1
         for fut in executor.wait(in_flight):
             task = in_flight.pop(fut)
             try:
@@ -334,7 +338,7 @@ def schedule(executor: Executor, tasks: Iterator[Task], max_in_flight: int,
                 fail(task, f"{type(exc).__name__}: {exc}")
             else:
                 finish(task, done.outcome, done)
-        if lost:
+        if lost and executor.shared_fate:
             # Every task still on the broken pool is lost with it: take them back too.
             for fut, task in list(in_flight.items()):
                 try:
@@ -346,6 +350,7 @@ def schedule(executor: Executor, tasks: Iterator[Task], max_in_flight: int,
                     finish(task, done.outcome, done)
                 else:
                     suspect(task, "its worker pool was replaced after a crash")
+        if lost:
             executor.recover()
 
 

@@ -33,7 +33,15 @@ import pyarrow.parquet as pq
 
 from pipeline import grade, sinks
 from pipeline.config import Settings
-from pipeline.errors import DefinitionMismatch, InputError, RunFailed, Stopped, UsageError
+from pipeline.errors import (
+    DefinitionMismatch,
+    InputError,
+    Interrupted,
+    RunFailed,
+    Stopped,
+    UsageError,
+    raise_interrupted,
+)
 from pipeline.executors import Done, Executor, Task, schedule
 from pipeline.solver import NULL, STATUS_NAMES, Outcome
 from pipeline.sources import Chunk, Source
@@ -325,11 +333,7 @@ def _execute(out: Path, sources: list[Source], settings: Settings, definition: d
         hooks.on_rows(len(chunk))
 
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM,)}
-
-    def stop(signum, frame):
-        raise Stopped(signum)
-
-    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGTERM, raise_interrupted)
     try:
         with _make_executor(settings, workers) as executor:
             executor.ready()
@@ -340,6 +344,8 @@ def _execute(out: Path, sources: list[Source], settings: Settings, definition: d
                          executor.workers * settings.in_flight_per_worker, on_done)
             except KeyboardInterrupt:
                 raise Stopped(signal.SIGINT) from None
+            except Interrupted as stop:
+                raise Stopped(stop.signum) from None
             finally:
                 writer.close()  # parts are whole or absent either way
     finally:
