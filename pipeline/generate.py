@@ -28,13 +28,12 @@ byte-identical file, and a smaller --count is a prefix of a larger one with the 
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from pipeline import check, engine, grade, grid
+from pipeline import check, engine, grade, grid, sinks
 from pipeline.errors import PipelineError, UsageError
 
 MIN_CLUES = 17  # no proper Sudoku has fewer givens
@@ -259,16 +258,7 @@ def write_atomic(path: Path, data: bytes) -> None:
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise UsageError(f"--output {path}: folder {folder} does not exist")
-    tmp = folder / f".{path.name}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "wb") as f:  # plain open: the file gets the usual umask mode
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    sinks.atomic_write(path, lambda tmp: tmp.write_bytes(data))
 
 
 # ---------------------------------------------------------------------------------------
