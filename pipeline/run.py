@@ -320,7 +320,7 @@ def _execute(out: Path, sources: list[Source], settings: Settings, definition: d
     def on_done(number: int, outcome: Outcome, pieces: list[Done]) -> None:
         chunk = chunks.by_number.pop(number)
         if pieces and "cycles_per_us" not in calibration:
-            calibration["cycles_per_us"] = _cycles_per_us(pieces, outcome)
+            calibration["cycles_per_us"] = _cycles_per_us(pieces)
         grades = grade.grades(outcome)
         table = sinks.results_table(schema, chunk.source, chunk.frame, outcome,
                                     calibration.get("cycles_per_us"), grades)
@@ -394,7 +394,7 @@ def _make_executor(settings: Settings, workers: int) -> Executor:
     return LocalExecutor(workers)
 
 
-def _cycles_per_us(pieces: list[Done], outcome: Outcome) -> float | None:
+def _cycles_per_us(pieces: list[Done]) -> float | None:
     """The CPU cycle counter's rate, from a worker's own calibration."""
     rates = [getattr(p, "cycles_per_us", None) for p in pieces]
     rates = [r for r in rates if r]
