@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 
 from pipeline import check, engine, grade, grid, sinks
 from pipeline.errors import PipelineError, UsageError
@@ -242,14 +243,14 @@ def _shortfall(count: int, have: int, attempts: int, clues: int | None,
 def to_csv_bytes(made: Generated) -> bytes:
     """The Radcliffe shape: id,puzzle,solution,clues,difficulty ('.' blanks)."""
     n = len(made.puzzles)
-    puzzles = grid.to_ascii(made.puzzles, ".").tolist()
-    solutions = grid.to_ascii(made.solutions, "0").tolist()
-    clues = made.clues.tolist()
-    grades = made.grades.tolist()
-    lines = [b"id,puzzle,solution,clues,difficulty"]
-    lines += [b"%d,%s,%s,%d,%s" % (i + 1, puzzles[i], solutions[i], clues[i],
-                                   grades[i].encode()) for i in range(n)]
-    return b"\n".join(lines) + b"\n"
+    frame = pl.DataFrame({
+        "id": np.arange(1, n + 1, dtype=np.int64),
+        "puzzle": pl.Series(grid.to_ascii(made.puzzles, ".")).cast(pl.String),
+        "solution": pl.Series(grid.to_ascii(made.solutions, "0")).cast(pl.String),
+        "clues": made.clues,
+        "difficulty": pl.Series(grade.GRADES).gather(grade.grade_of_guesses(made.guesses)),
+    })
+    return frame.write_csv(line_terminator="\n").encode()
 
 
 def write_atomic(path: Path, data: bytes) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pipeline.solver import Outcome, Status
+from pipeline.solver import NULL, Outcome, Status
 
 GRADES = ("easy", "medium", "hard", "expert", "extreme")
 _LOWER_BOUNDS = np.array([1, 3, 10, 50])  # guesses at which the next grade starts
@@ -25,9 +25,8 @@ def grade_of_guesses(guesses: np.ndarray) -> np.ndarray:
     return np.searchsorted(_LOWER_BOUNDS, np.asarray(guesses), side="right")
 
 
-def grades(outcome: Outcome) -> np.ndarray:
-    """(N,) object array of grade names, None where there is no grade."""
-    names = np.array(GRADES + (None,), dtype=object)
-    index = grade_of_guesses(np.maximum(outcome.guesses, 0))
-    index[outcome.status != Status.SOLVED] = len(GRADES)
-    return names[index]
+def grade_codes(outcome: Outcome) -> np.ndarray:
+    """(N,) int8 index into GRADES, NULL where there is no grade."""
+    codes = grade_of_guesses(np.maximum(outcome.guesses, 0)).astype(np.int8)
+    codes[outcome.status != Status.SOLVED] = NULL
+    return codes

@@ -321,9 +321,9 @@ def _execute(out: Path, sources: list[Source], settings: Settings, definition: d
         chunk = chunks.by_number.pop(number)
         if pieces and "cycles_per_us" not in calibration:
             calibration["cycles_per_us"] = _cycles_per_us(pieces)
-        grades = grade.grades(outcome)
         table = sinks.results_table(schema, chunk.source, chunk.frame, outcome,
-                                    calibration.get("cycles_per_us"), grades)
+                                    calibration.get("cycles_per_us"),
+                                    grade.grade_codes(outcome))
         writer.submit(sinks.part_path(out, number), table)
         solve_us = table.column("solve_us").to_numpy(zero_copy_only=False)
         tallies[chunk.source_index].add(outcome.status, outcome.guesses, solve_us)

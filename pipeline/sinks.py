@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 
 from pipeline import grid
 from pipeline.errors import OutputBusy, RunFailed
+from pipeline.grade import GRADES
 from pipeline.solver import NULL, STATUS_NAMES, Outcome
 
 RESULTS = "results"
@@ -33,6 +34,7 @@ LOCK = ".lock"
 PART_GLOB = "part-*.parquet"
 
 _STATUS_DICT = pa.array(STATUS_NAMES, type=pa.string())
+_GRADE_DICT = pa.array(GRADES, type=pa.string())
 
 
 def part_path(out: Path, number: int) -> Path:
@@ -142,7 +144,10 @@ def results_schema(carried: list[str], expected: bool, timings: bool,
 def results_table(schema: pa.Schema, source: str, frame: pl.DataFrame, outcome: Outcome,
                   cycles_per_us: float | None = None, grades: np.ndarray | None = None
                   ) -> pa.Table:
-    """One part: the chunk's input columns and the outcome's, in the run's schema."""
+    """One part: the chunk's input columns and the outcome's, in the run's schema.
+
+    `grades` holds grade codes (indices into grade.GRADES, NULL for none).
+    """
     n = frame.height
     has = outcome.has_solution()
     text = grid.to_ascii(outcome.solutions)
@@ -151,19 +156,23 @@ def results_table(schema: pa.Schema, source: str, frame: pl.DataFrame, outcome: 
         [pa.py_buffer(np.packbits(has, bitorder="little")),
          pa.py_buffer(np.arange(0, 81 * (n + 1), 81, dtype=np.int32)),
          pa.py_buffer(text.tobytes())])
-    reasons: list[str | None] = [None] * n
-    for i, why in outcome.reasons.items():
-        reasons[i] = why
+    if outcome.reasons:
+        # The few reasons, then a take() that spreads them over the rows (nulls elsewhere).
+        rows = np.fromiter(outcome.reasons, dtype=np.int64, count=len(outcome.reasons))
+        where = _positions(rows, n)
+        reason = pa.array(list(outcome.reasons.values()), pa.string()).take(
+            pa.array(where, mask=where < 0))
+    else:
+        reason = pa.nulls(n, pa.string())
     cols: dict[str, pa.Array] = {
-        "source": pa.array([source] * n, pa.string()) if n else pa.array([], pa.string()),
+        "source": pa.repeat(pa.scalar(source, pa.string()), n),
         "row": pa.array(frame["row"].to_numpy(), pa.int64()),
         "puzzle": frame["puzzle"].to_arrow().cast(pa.string()),
-        "status": pa.DictionaryArray.from_arrays(
-            pa.array(outcome.status.astype(np.int8)), _STATUS_DICT).cast(pa.string()),
+        "status": _labels(outcome.status.astype(np.int8), _STATUS_DICT),
         "solution": solution,
         "n_solutions": _masked(outcome.n_solutions, pa.int8()),
         "guesses": _masked(outcome.guesses, pa.int64()),
-        "reason": pa.array(reasons, pa.string()),
+        "reason": reason,
         "expected_match": pa.array(outcome.expected_match == 1,
                                    mask=outcome.expected_match == NULL, type=pa.bool_()),
     }
@@ -174,7 +183,7 @@ def results_table(schema: pa.Schema, source: str, frame: pl.DataFrame, outcome: 
         else:
             cols["solve_us"] = pa.nulls(n, pa.float64())
     if "grade" in schema.names:
-        cols["grade"] = (pa.array(grades, pa.string()) if grades is not None
+        cols["grade"] = (_labels(grades, _GRADE_DICT) if grades is not None
                          else pa.nulls(n, pa.string()))
     for f in schema:
         if f.name not in cols:
@@ -183,6 +192,20 @@ def results_table(schema: pa.Schema, source: str, frame: pl.DataFrame, outcome: 
             else:
                 cols[f.name] = pa.nulls(n, f.type)
     return pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema)
+
+
+def _labels(codes: np.ndarray, names: pa.Array) -> pa.Array:
+    """Small int codes (NULL = null) as strings, through a dictionary: no per-row objects."""
+    codes = np.asarray(codes, dtype=np.int8)
+    indices = pa.array(codes, mask=codes == NULL, type=pa.int8())
+    return pa.DictionaryArray.from_arrays(indices, names).cast(pa.string())
+
+
+def _positions(rows: np.ndarray, n: int) -> np.ndarray:
+    """For each of n rows, its position in `rows`, or -1."""
+    where = np.full(n, -1, dtype=np.int64)
+    where[rows] = np.arange(len(rows))
+    return where
 
 
 def _masked(values: np.ndarray, type_: pa.DataType) -> pa.Array:
