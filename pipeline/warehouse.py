@@ -57,6 +57,7 @@ def run_incremental(inputs: list[str], settings: Settings, warehouse: str | None
     with sinks.OutputLock(root) as lock:
         lock.acquire(f"pid {os.getpid()} (incremental) since {time.strftime('%Y-%m-%d %H:%M:%S')}")
         catalog = read_catalog(root)
+        known = set(catalog["sha256"].to_list())
         for path in paths:
             st = os.stat(path) if os.path.isfile(path) else None
             if st is not None and _unchanged(catalog, path, st):
@@ -65,7 +66,7 @@ def run_incremental(inputs: list[str], settings: Settings, warehouse: str | None
             source = Source(path, 0, settings.puzzle_column or None,
                             settings.solution_column or None)
             digest = source.sha256()
-            if digest in set(catalog["sha256"].to_list()):
+            if digest in known:
                 total.skipped_files.append(path)
                 continue
             folder = root / f"{stem(path)}-{digest[:12]}"
@@ -78,6 +79,7 @@ def run_incremental(inputs: list[str], settings: Settings, warehouse: str | None
                 "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             }
             catalog = pl.concat([catalog, pl.DataFrame([entry], schema=CATALOG_SCHEMA)])
+            known.add(digest)
             sinks.write_table(root / CATALOG, catalog.to_arrow())
             total.processed_files.append(path)
             for name, n in summary.counts.items():
