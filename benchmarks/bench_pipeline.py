@@ -124,8 +124,9 @@ def pipeline_run(csv: Path, workers: int, extra: list[str] = ()) -> tuple[float,
 
 def hard_overhead(quick: bool) -> tuple[float, float, int]:
     """Kernel puzzles/s in-process vs `pipeline run --workers 1` rows/s on the same file."""
-    from pipeline import engine
     from pipeline.sources import Source
+
+    from pipeline import engine
 
     path = RAW / "tdoku_benchmark_sets" / "puzzles5_forum_hardest_1905_11+"
     n = 5000 if quick else 20000

@@ -6,28 +6,39 @@ The public API; everything else is private to the package and may change.
     Classic boards:   is_valid_sudoku, solve_sudoku
     Results:          Status, Outcome
     Errors:           PipelineError and its subclasses, PuzzleError and its subclasses
+
+Names are imported on first use, so that `import pipeline` (and the command line's start)
+does not load numba.
 """
 
-from pipeline.check import is_solution
-from pipeline.classic import is_valid_sudoku, solve_sudoku
-from pipeline.errors import (
-    InputError,
-    InvalidPuzzle,
-    MalformedPuzzle,
-    PipelineError,
-    PuzzleError,
-    RunFailed,
-    UnsolvablePuzzle,
-    UsageError,
-)
-from pipeline.grid import decode, encode
-from pipeline.solver import Outcome, Status, solve_grids, solve_strings
+from __future__ import annotations
 
-__version__ = "0.1.0"
+import importlib
 
-__all__ = [
-    "InputError", "InvalidPuzzle", "MalformedPuzzle", "Outcome", "PipelineError",
-    "PuzzleError", "RunFailed", "Status", "UnsolvablePuzzle", "UsageError", "decode",
-    "encode", "is_solution", "is_valid_sudoku", "solve_grids", "solve_strings",
-    "solve_sudoku", "__version__",
-]
+__version__ = VERSION = "0.1.0"
+
+_WHERE = {
+    "is_solution": "pipeline.check",
+    "is_valid_sudoku": "pipeline.classic", "solve_sudoku": "pipeline.classic",
+    "decode": "pipeline.grid", "encode": "pipeline.grid",
+    "Outcome": "pipeline.solver", "Status": "pipeline.solver",
+    "solve_grids": "pipeline.solver", "solve_strings": "pipeline.solver",
+    **dict.fromkeys(["InputError", "InvalidPuzzle", "MalformedPuzzle", "PipelineError",
+                     "PuzzleError", "RunFailed", "UnsolvablePuzzle", "UsageError"],
+                    "pipeline.errors"),
+}
+
+__all__ = sorted([*_WHERE, "__version__"])
+
+
+def __getattr__(name: str):
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module 'pipeline' has no attribute {name!r}")
+    value = getattr(importlib.import_module(where), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pipeline import grid, solver
 from pipeline.errors import InvalidPuzzle, MalformedPuzzle, UnsolvablePuzzle
-from pipeline.solver import Status
+from pipeline.status import Status
 
 Board = list[list[str]]
 

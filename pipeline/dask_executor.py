@@ -1,4 +1,4 @@
-"""The Dask executor: the same chunks, solved on a Dask cluster instead of a local pool.
+"""The Dask executor: the same tasks as the local pool, run on a Dask cluster.
 
 `--executor dask --scheduler tcp://HOST:PORT` (or DASK_SCHEDULER_ADDRESS, or `scheduler` in
 the config file) connects to an existing cluster; `--executor dask` with no address starts
@@ -7,50 +7,36 @@ dashboard). To the rest of the pipeline it is just another `executors.Executor`.
 
 Where the data goes
 -------------------
-Workers get their input from the client and nothing else. The client process (the one
-running `pipeline run`) reads the input files, cuts them into chunks, and ships each chunk's
-numpy arrays inside the task (`executors.Task`) to whichever worker Dask picks; the worker
-returns the outcome arrays (`executors.Done`), and the client writes every result part
-itself, under the same fixed part names and temp-file-then-rename rule as the local pool.
-Workers need the `pipeline` package installed (same version) but no access to the input or
-output folder, and nothing a worker does is visible on disk until the client has renamed a
-whole part into place. That is what makes retries harmless: Dask re-runs a task whose
-worker died (the scheduler's `allowed-failures`, default 3), the pipeline's `schedule`
-retries and splits a task Dask gave up on, and whichever attempt finishes first is the one
-part written for that chunk; the rest of the attempts are cancelled or ignored.
+Nowhere near the client. A task is a description of a range (input URL, byte bounds,
+first row, expected hash: a few hundred bytes); the worker reads those bytes from the
+input itself, writes its part into the output folder itself (fixed name, temporary file
+and rename, or one PUT on an object store) and returns a few figures. So the inputs and
+the output folder must be where every worker sees them under the same name: a shared file
+system (NFS) or an object store. Local paths are made absolute by the client, so workers
+started from another folder find them. A task Dask runs twice (after a worker died) writes
+the same part twice, whole each time: harmless.
 
-The price is that everything passes through one process: reading CSV, (de)serialising
-tasks and results, and writing Parquet happen in the client, so the cluster cannot go
-faster than that one process does, however many workers it has. Measured on a
-2,000,000-row Kaggle-shaped CSV (`quizzes,solutions`, default 20,000-row chunks) on a
-machine of 2 cores shared with other work, the client process spent 7.8 CPU-seconds with
-a local Dask cluster (7.1 with the local pool): about 4 µs of client CPU per row, so one
-client tops out near 250,000 rows/s, whatever the cluster's size. (End to end on those 2
-cores: local pool, 2 workers, 108,000 rows/s; Dask local cluster, 1 worker, 75,000;
-2 workers, 99,000 — the workers and the client compete for the same 2 cores there.)
-Past that rate the next step is to stop moving data through the client: give each task a
-byte range of a file on a shared file system or object store (the reader already cuts at
-line boundaries), let the worker read it and write its own part under the same fixed name
-with an atomic rename (or a conditional put), and have the client only schedule ranges
-and collect counts.
+Dask clusters that require TLS work through Dask's own security configuration
+(`distributed.comm.tls.*` in the Dask config, or DASK_DISTRIBUTED__COMM__TLS__* variables)
+with a `tls://` scheduler address.
 
 Other details
 -------------
 * Tasks are submitted with `pure=False` and a key unique to the run and the attempt
-  (`pipeline-<run token>-c<chunk>-r<first row>-<n>`), so a retry is never mistaken for a
-  cached result and two runs sharing a cluster never share keys.
-* Dask's `KilledWorker` (Dask gave up on a task because workers kept dying under it) and a
-  task cancelled under us become `executors.WorkerLost`, so `schedule` retries and, if
-  need be, splits the task until the killing row is alone; any other exception a task
-  raises comes back as itself. As with the local pool's broken pool, `schedule` then
-  resubmits the other tasks in flight too (`recover` cancels their first attempts).
+  (`pipeline-<run token>-<n>`), so a retry is never mistaken for a cached result and two
+  runs sharing a cluster never share keys.
+* Dask's `KilledWorker` (Dask gave up on a task because workers kept dying under it, after
+  the scheduler's `allowed-failures`) and a task cancelled under us become
+  `errors.WorkerLost`, so `schedule` goes straight to hunting the row to blame (Dask has
+  retried already: `retries = 0`); any other exception a task raises comes back as
+  itself. A local cluster this executor starts allows one failure per task, so a row that
+  kills its worker is found after fewer deaths.
 * Losing the scheduler itself is not a task's fault: it ends the run with RunFailed
   (exit 3); the parts written so far stay, and the same command resumes.
-* A worker plugin loads the compiled kernel (`engine.warm_up()`, plus one puzzle through
-  the task's whole path, whose encoder and checker are compiled too) and calibrates the
-  cycle counter once per worker process, when the worker joins (including one restarted
-  by its nanny after a crash). A task takes that step first if the plugin has not
-  finished yet, outside the chunk's timings; the load time is logged per worker.
+* A worker plugin loads every compiled step of a task (`worker.warm_up()`) and calibrates
+  the cycle counter once per worker process, when the worker joins (including one
+  restarted by its nanny after a crash). A task takes that step first if the plugin has
+  not finished yet, outside its own timings; the load time is logged per worker.
 * Records of the `pipeline.*` loggers emitted by this run's tasks on the workers are sent
   to the client through a per-run Dask event topic and handled by the client's loggers,
   so they land in DIR/logs/run.jsonl (with the worker's pid) like the local pool's do.
@@ -79,8 +65,8 @@ from collections.abc import Iterable
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from pipeline.errors import RunFailed, UsageError
-from pipeline.executors import Done, Executor, Task, WorkerLost, run_task
+from pipeline.errors import RunFailed, UsageError, WorkerLost
+from pipeline.executors import Executor, record_attributes
 
 log = logging.getLogger("pipeline.dask_executor")
 
@@ -104,35 +90,23 @@ def _ensure_warm() -> float | None:
     with _warm_lock:
         if _warm:
             return None
-        from pipeline import solver
-        from pipeline.executors import _cycle_rate
+        from pipeline import worker
 
         started = time.perf_counter()
-        solver.warm_up()
-        _cycle_rate()
+        worker.warm_up()
         _warm.append(time.perf_counter() - started)
         return _warm[0]
 
 
-def solve_on_worker(task: Task) -> Done:
-    """What a Dask worker runs for one task: warm up if need be (not timed), then solve."""
+def run_on_worker(task):
+    """What a Dask worker runs for one task: warm up if need be (not timed), then run it."""
+    from pipeline import worker
+
     seconds = _ensure_warm()
     if seconds is not None:
         log.info("worker pid %d: kernel loaded in %.2f s (in its first task)", os.getpid(),
                  seconds)
-    return run_task(task)
-
-
-def _record_attributes(record: logging.LogRecord, handler: logging.Handler) -> dict:
-    """A LogRecord as plain data (message formatted, traceback as text)."""
-    if record.exc_info and not record.exc_text:
-        record.exc_text = logging.Formatter().formatException(record.exc_info)
-    attrs = dict(record.__dict__)
-    attrs["msg"] = record.getMessage()
-    attrs["args"] = None
-    attrs["exc_info"] = None
-    attrs.pop("message", None)
-    return attrs
+    return worker.execute(task)
 
 
 class _ForwardRunRecords(logging.Handler):
@@ -152,7 +126,7 @@ class _ForwardRunRecords(logging.Handler):
         if not (isinstance(key, str) and key.startswith(self.key_prefix)):
             return
         try:
-            attrs = _record_attributes(record, self)
+            attrs = record_attributes(record)
             attrs["worker"] = self.worker.address
             self.worker.log_event(self.topic, attrs)
         except Exception:
@@ -214,7 +188,7 @@ class _RunPlugin(WorkerPlugin):
         if level < self.level:
             return
         record = log.makeRecord(log.name, level, __file__, 0, msg, args, None)
-        attrs = _record_attributes(record, self._handler)
+        attrs = record_attributes(record)
         attrs["worker"] = worker.address
         worker.log_event(self.topic, attrs)
 
@@ -252,12 +226,13 @@ def _check_address(address: str) -> None:
 
 
 class DaskExecutor(Executor):
-    """Chunks solved on a Dask cluster: an existing one at `address`, or a local one."""
+    """Tasks run on a Dask cluster: an existing one at `address`, or a local one."""
 
     name = "dask"
-    shared_fate = False  # a dead worker loses its own task; Dask reschedules the rest
+    retries = 0  # Dask has retried a task on other workers before it says it is lost
 
-    def __init__(self, address: str | None, workers: int):
+    def __init__(self, address: str | None, workers: int, level: int | str = logging.INFO):
+        import dask
         from distributed import Client, LocalCluster
 
         self.token = uuid.uuid4().hex[:12]
@@ -280,12 +255,14 @@ class DaskExecutor(Executor):
             if address:
                 self._client = Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
             else:
-                self._cluster = LocalCluster(
-                    n_workers=self.workers, threads_per_worker=1, processes=True,
-                    host="127.0.0.1", scheduler_port=0, dashboard_address=None,
-                    # no dashboard; the scheduler's small HTTP endpoint on a free port
-                    scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
-                    silence_logs=logging.WARNING)
+                # One failure per task: a row that kills its worker is found sooner.
+                with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+                    self._cluster = LocalCluster(
+                        n_workers=self.workers, threads_per_worker=1, processes=True,
+                        host="127.0.0.1", scheduler_port=0, dashboard_address=None,
+                        # no dashboard; the scheduler's small HTTP endpoint on a free port
+                        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+                        silence_logs=logging.WARNING)
                 self._client = Client(self._cluster, set_as_default=False)
         except ValueError as exc:  # an address Dask cannot parse
             self.close()
@@ -295,7 +272,7 @@ class DaskExecutor(Executor):
             where = f"the Dask scheduler at {address}" if address else "a local Dask cluster"
             raise RunFailed(f"cannot reach {where}: {exc}") from None
         self._client.subscribe_topic(self._topic, self._on_record)
-        level = logging.getLogger().getEffectiveLevel()
+        level = logging.getLevelName(level) if isinstance(level, str) else level
         # Registering waits for every current worker to run setup (the kernel's warm-up).
         self._client.register_plugin(
             _RunPlugin(self.token, level, self._topic, local=self._cluster is not None),
@@ -321,10 +298,10 @@ class DaskExecutor(Executor):
             self.workers = max(1, sum(self._client.nthreads().values()))
         self._ready = True
 
-    def submit(self, task: Task):
+    def submit(self, task):
         self.ready()
-        key = f"pipeline-{self.token}-c{task.chunk_id}-r{task.first}-{next(self._keys)}"
-        future = self._client.submit(solve_on_worker, task, key=key, pure=False)
+        key = f"pipeline-{self.token}-{next(self._keys)}"
+        future = self._client.submit(run_on_worker, task, key=key, pure=False)
         self._open[key] = future
         return future
 
@@ -350,11 +327,12 @@ class DaskExecutor(Executor):
                 return {f for f in futures if f.done()}
             if deadline is not None and time.monotonic() >= deadline:
                 return {f for f in futures if f.done()}
+            self._check_connected()
             if not self._client.nthreads():
                 log.warning("dask: no workers on the cluster; %d task(s) waiting",
                             len(futures))
 
-    def result(self, future) -> Done:
+    def result(self, future):
         from distributed import KilledWorker
 
         self._open.pop(future.key, None)
@@ -363,13 +341,8 @@ class DaskExecutor(Executor):
         except KilledWorker as exc:
             raise WorkerLost(f"Dask gave up on the task, its workers died ({exc})") from None
         except cf.CancelledError as exc:  # distributed's FutureCancelledError
+            self._check_connected()
             raise WorkerLost(f"the task was cancelled by Dask ({exc})") from None
-
-    def recover(self) -> None:
-        """After a lost task: the other tasks carry on (Dask reschedules them); fail if the
-        scheduler itself is gone."""
-        self._check_connected()
-        log.warning("dask: a task was given up after worker deaths; it is retried")
 
     def _check_connected(self) -> None:
         """RunFailed (exit 3, resumable) once the client has lost its scheduler."""

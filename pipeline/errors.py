@@ -6,7 +6,10 @@
     ├── OutputBusy (2)         another run holds the output folder
     ├── DefinitionMismatch (2) the output folder holds a different run (use --overwrite)
     ├── RunFailed (3)          a failure the run could not recover from: a write error, ...
+    │   └── InputChanged (3)   an input's bytes are no longer those the plan hashed
     └── Stopped (130/143)      Ctrl-C or SIGTERM; the folder is left resumable
+
+    WorkerLost                 (executors) the process running a task died: retried
 
     Interrupted                a BaseException, raised by the SIGTERM handler so that no
                                `except Exception` on the way mistakes it for a failure;
@@ -45,6 +48,14 @@ class DefinitionMismatch(PipelineError):
 
 class RunFailed(PipelineError):
     exit_code = 3
+
+
+class InputChanged(RunFailed):
+    pass
+
+
+class WorkerLost(Exception):
+    """The process running a task died (killed, crashed, out of memory)."""
 
 
 class Stopped(PipelineError):

@@ -1,154 +1,70 @@
-"""Where chunks are solved: a local process pool or a Dask cluster, behind one interface.
+"""Where tasks run: a local pool of worker processes, or a Dask cluster (dask_executor.py),
+behind one small interface. Executors only submit tasks and notice lost workers; what to do
+about a failure (retry, find the row to blame) is the scheduler's (schedule.py).
 
-The rest of the pipeline sees `Executor` (submit a task, wait for some to finish, recover
-from a lost worker) and `schedule`, which keeps a bounded number of tasks in flight,
-retries tasks whose worker died, and splits a task that keeps failing until the row that
-fails is alone (it becomes an `error` row; the rest of its chunk is still solved).
+The local pool
+--------------
+Workers are started by multiprocessing's *forkserver*: a clean process that imports numpy,
+numba, pyarrow and the compiled kernels once (with no thread started: OpenBLAS held to one
+thread, Arrow's jemalloc without its background thread) and forks each worker from that
+state. A worker is thus warm at once and never inherits the parent's threads (polars',
+pyarrow's), its locks or its files: the output folder's lock stays with the parent. polars,
+whose import starts threads, is imported by a worker only when it needs it.
 
-Workers receive numpy arrays and return numpy arrays. They never touch polars or pyarrow,
-which is what makes the `fork` start method safe here: the parent's polars thread pool is
-copied into the child, but the child never calls into it.
+Each worker has its own pipe to the parent, for tasks in and for results and log records
+out, and nothing else is shared, so a worker that dies, even halfway through a message,
+loses only its own task. The parent waits on the pipes and on the processes' sentinels
+together: a death is always noticed, whatever the worker was doing. Workers ask the
+kernel to kill them when their parent dies (PR_SET_PDEATHSIG; the forkserver exits with the
+parent), and an idle worker also stops at end-of-file on its pipe, so none outlives a run.
 """
 
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
+import ctypes
 import logging
 import multiprocessing
+import multiprocessing.connection
 import os
+import pickle
 import signal
 import time
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from collections import deque
+from collections.abc import Iterable
 
-import numpy as np
-
-from pipeline import solver
-from pipeline.solver import NULL, Outcome, Status
+from pipeline import testhooks
+from pipeline.errors import WorkerLost
 
 log = logging.getLogger("pipeline.executors")
 
-RETRIES = 2  # attempts of a task whose worker died or which raised, before it is split
-FAULT_ENV = "PIPELINE_FAULT_INJECT"  # test hook: "crash:<puzzle>" or "raise:<puzzle>"
-
-
-@dataclass
-class Task:
-    """One chunk (or a piece of one) to solve; all numpy, cheap to pickle."""
-
-    chunk_id: int
-    first: int  # index of this piece's first row within its chunk
-    offsets: np.ndarray
-    data: np.ndarray
-    expected: tuple[np.ndarray, np.ndarray, np.ndarray] | None
-    malformed: dict[int, str]
-    limit: int
-    timings: bool
-    attempts: int = 0
-    last_error: str = ""
-    alone: bool = False  # a suspect of a worker crash: run with no other task in flight
-
-    def __len__(self) -> int:
-        return len(self.offsets) - 1
-
-    def split(self) -> tuple[Task, Task]:
-        """Two halves of this task, each with its own slice of the rows."""
-        mid = len(self) // 2
-        return self._piece(0, mid), self._piece(mid, len(self))
-
-    def _piece(self, lo: int, hi: int) -> Task:
-        offs = self.offsets[lo : hi + 1]
-        base = offs[0]
-        data = self.data[base : offs[-1]]
-        expected = None
-        if self.expected is not None:
-            e_offs, e_data, present = self.expected
-            e = e_offs[lo : hi + 1]
-            expected = (e - e[0], e_data[e[0] : e[-1]], present[lo:hi])
-        malformed = {i - lo: why for i, why in self.malformed.items() if lo <= i < hi}
-        return replace(self, first=self.first + lo, offsets=offs - base, data=data,
-                       expected=expected, malformed=malformed, attempts=0, last_error="")
-
-
-@dataclass
-class Done:
-    """A finished task: its outcome and who solved it."""
-
-    task: Task
-    outcome: Outcome
-    pid: int = 0
-    seconds: float = 0.0
-    cycles_per_us: float | None = None  # the worker's cycle-counter rate, for solve_us
-
-
-def run_task(task: Task) -> Done:
-    """Solve one task (runs in a worker)."""
-    started = time.perf_counter()
-    _maybe_inject_fault(task)
-    outcome = solver.solve_buffers(task.offsets, task.data, task.limit, task.expected,
-                                   task.timings, task.malformed)
-    seconds = time.perf_counter() - started
-    log.debug("chunk %d rows %d..%d solved in %.3f s", task.chunk_id, task.first,
-              task.first + len(task) - 1, seconds, extra={"chunk": task.chunk_id})
-    rate = _cycle_rate() if task.timings else None
-    return Done(task, outcome, os.getpid(), seconds, rate)
-
-
-_CYCLE_RATE: list[float | None] = []
-
-
-def _cycle_rate() -> float | None:
-    """Cycles per microsecond of the counter the kernel reads, measured once per process."""
-    if not _CYCLE_RATE:
-        from pipeline import engine
-
-        _CYCLE_RATE.append(engine.cycles_per_us())
-    return _CYCLE_RATE[0]
-
-
-def _maybe_inject_fault(task: Task) -> None:
-    """Fail on purpose on a named puzzle, so tests can do the bad thing for real."""
-    spec = os.environ.get(FAULT_ENV)
-    if not spec:
-        return
-    how, _, puzzle = spec.partition(":")
-    needle = puzzle.encode()
-    if needle not in task.data.tobytes():
-        return
-    if how == "crash":
-        os.kill(os.getpid(), signal.SIGKILL)
-    raise RuntimeError(f"injected fault on puzzle {puzzle[:12]}...")
-
-
-class WorkerLost(Exception):
-    """The process running a task died (killed, crashed, out of memory)."""
+READY_TIMEOUT = 120.0  # seconds for the workers to start
+MAX_FAILED_STARTS = 3  # workers dying before they are ready, before the run gives up
 
 
 class Executor:
-    """The one interface both executors offer to `schedule`."""
+    """The interface every executor offers to the scheduler."""
 
     name = "executor"
     workers = 1
-    # True when a lost worker takes every task in flight down with it (a process pool);
-    # False when only the task that was running there is lost (Dask reschedules the rest).
-    shared_fate = True
+    # Worker deaths a task may cause before the scheduler hunts for the row to blame
+    # (Dask has already retried a task on other workers before it reports it lost).
+    retries = 2
 
-    def submit(self, task: Task):
+    def submit(self, task) -> cf.Future:
         raise NotImplementedError
 
     def wait(self, futures: Iterable, timeout: float | None = None) -> set:
         """Block until at least one future is done (or the timeout passes); the done ones."""
         raise NotImplementedError
 
-    def result(self, future) -> Done:
+    def result(self, future):
         """The task's result; WorkerLost if its worker died, else the task's own exception."""
-        raise NotImplementedError
+        return future.result()
 
     def ready(self) -> None:
-        """Block until the workers are started and their kernel is loaded."""
-
-    def recover(self) -> None:
-        """Make the executor usable again after a worker was lost."""
+        """Block until the workers are started."""
 
     def close(self, cancel: bool = False) -> None:
         pass
@@ -160,213 +76,301 @@ class Executor:
         self.close(cancel=exc_type is not None)
 
 
-def _worker_init(log_level: int) -> None:
-    # The parent handles Ctrl-C and SIGTERM and stops the workers itself.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+# ---------------------------------------------------------------------------------------
+# Worker side
+
+
+class _PipeHandler(logging.Handler):
+    """Send a worker's log records to the parent through its pipe."""
+
+    def __init__(self, conn):
+        super().__init__(logging.NOTSET)
+        self.conn = conn
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.conn.send(("log", record_attributes(record)))
+        except Exception:
+            self.handleError(record)
+
+
+def record_attributes(record: logging.LogRecord) -> dict:
+    """A LogRecord as plain data (message formatted, traceback as text)."""
+    if record.exc_info and not record.exc_text:
+        record.exc_text = logging.Formatter().formatException(record.exc_info)
+    attrs = dict(record.__dict__)
+    attrs["msg"] = record.getMessage()
+    attrs["args"] = None
+    attrs["exc_info"] = None
+    attrs.pop("message", None)
+    return attrs
+
+
+WORKER_NAME = b"pipeline-worker"  # what ps, top and psutil call a worker process
+
+
+def _die_with_parent() -> None:
+    """Ask the kernel for SIGKILL when our parent dies, and name the process (Linux)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        libc.prctl(15, WORKER_NAME)  # PR_SET_NAME
+    except (OSError, AttributeError):
+        pass
+
+
+def _worker_main(conn, level: int, hooks: dict[str, str]) -> None:
+    """A worker process: tasks in, results out, until the pipe closes or None comes."""
+    parent = os.getppid()
+    _die_with_parent()
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(1)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C for us all
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    logging.getLogger().setLevel(log_level)
-    solver.warm_up()
-    _cycle_rate()
+    os.environ.update(hooks)
+    root = logging.getLogger()
+    for h in list(root.handlers):
+        root.removeHandler(h)
+    root.addHandler(_PipeHandler(conn))
+    root.setLevel(level)
+    from pipeline import worker
+
+    conn.send(("ready", os.getpid(), worker.cycle_rate()))
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        try:
+            result = ("done", worker.execute(task))
+        except BaseException as exc:  # sent back whole; the scheduler decides
+            result = ("error", _picklable(exc))
+        if testhooks.once("half-send"):
+            testhooks.half_send(conn, result)
+        conn.send(result)
+
+
+def _picklable(exc: BaseException) -> BaseException:
+    try:
+        pickle.loads(pickle.dumps(exc))
+        return exc
+    except Exception:
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
+
+
+# ---------------------------------------------------------------------------------------
+# Parent side
+
+
+class _Worker:
+    def __init__(self, process, conn):
+        self.process = process
+        self.conn = conn
+        self.pid = process.pid
+        self.future: cf.Future | None = None
+        self.ready = False
 
 
 class LocalExecutor(Executor):
-    """A pool of forked worker processes on this machine."""
+    """A pool of worker processes on this machine."""
 
     name = "local"
 
-    def __init__(self, workers: int):
+    def __init__(self, workers: int, level: int | str = logging.INFO):
         self.workers = max(1, workers)
-        self._context = multiprocessing.get_context("fork")
-        self._pool = self._new_pool()
+        self._context = multiprocessing.get_context("forkserver")
+        # The main module too, or every worker would import it again on its way up.
+        start_forkserver()
+        self._level = logging.getLevelName(level) if isinstance(level, str) else level
+        self._procs: list[_Worker] = []
+        self._queue: deque[tuple[cf.Future, object]] = deque()
+        self._closed = False
+        self._failed_starts = 0
+        self.cycles_per_us: float | None = None
+        for _ in range(self.workers):
+            self._start_worker()
 
-    def _new_pool(self) -> cf.ProcessPoolExecutor:
-        return cf.ProcessPoolExecutor(
-            max_workers=self.workers, mp_context=self._context, initializer=_worker_init,
-            initargs=(logging.getLogger().getEffectiveLevel(),))
+    def _start_worker(self) -> None:
+        ours, theirs = self._context.Pipe(duplex=True)
+        process = self._context.Process(target=_worker_main, name="pipeline-worker",
+                                        args=(theirs, self._level, testhooks.env()),
+                                        daemon=True)
+        process.start()
+        theirs.close()  # so that a dead worker reads as end-of-file here
+        self._procs.append(_Worker(process, ours))
 
     def pids(self) -> list[int]:
-        return [p.pid for p in (self._pool._processes or {}).values()]
-
-    def submit(self, task: Task):
-        try:
-            return self._pool.submit(run_task, task)
-        except cf.process.BrokenProcessPool as exc:
-            # The pool broke after the last wait (a worker died): hand back a failed
-            # future, so `schedule` sees the task lost like the others and recovers.
-            failed: cf.Future = cf.Future()
-            failed.set_exception(exc)
-            return failed
+        return [w.pid for w in self._procs]
 
     def ready(self) -> None:
-        # Each worker runs its initializer (the kernel's cache load) before any task.
-        cf.wait([self._pool.submit(os.getpid) for _ in range(self.workers)])
+        deadline = time.monotonic() + READY_TIMEOUT
+        while not all(w.ready for w in self._procs):
+            if time.monotonic() > deadline:
+                from pipeline.errors import RunFailed
+
+                raise RunFailed(f"the worker processes did not start in {READY_TIMEOUT:.0f} s")
+            self._pump(1.0)
+
+    def submit(self, task) -> cf.Future:
+        fut: cf.Future = cf.Future()
+        self._queue.append((fut, task))
+        self._dispatch()
+        return fut
 
     def wait(self, futures: Iterable, timeout: float | None = None) -> set:
-        done, _ = cf.wait(list(futures), timeout=timeout, return_when=cf.FIRST_COMPLETED)
-        return done
+        futures = list(futures)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            done = {f for f in futures if f.done()}
+            if done or not futures:
+                return done
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            self._pump(left)
+            if deadline is not None and time.monotonic() >= deadline:
+                return {f for f in futures if f.done()}
 
-    def result(self, future) -> Done:
-        try:
-            return future.result()
-        except cf.process.BrokenProcessPool as exc:
-            raise WorkerLost(f"worker process died ({exc})") from None
+    # The loop ---------------------------------------------------------------------------
 
-    def recover(self) -> None:
-        log.warning("a worker process died; starting a new pool")
-        self._pool.shutdown(wait=False, cancel_futures=True)
-        self._pool = self._new_pool()
+    def _dispatch(self) -> None:
+        for w in self._procs:
+            if not self._queue:
+                return
+            if w.ready and w.future is None:
+                fut, task = self._queue.popleft()
+                try:
+                    w.conn.send(task)
+                except (OSError, EOFError):
+                    self._queue.appendleft((fut, task))
+                    continue  # its sentinel will tell us it died
+                w.future = fut
+
+    def _pump(self, timeout: float | None) -> None:
+        """Wait for messages or deaths, and act on them."""
+        by_object = {}
+        for w in self._procs:
+            by_object[w.conn] = w
+            by_object[w.process.sentinel] = w
+        if not by_object:
+            return
+        ready = multiprocessing.connection.wait(list(by_object), timeout)
+        dead = []
+        for obj in ready:
+            w = by_object[obj]
+            if obj is w.conn:
+                if not self._receive(w):
+                    dead.append(w)
+            elif w not in dead:
+                dead.append(w)
+        for w in dead:
+            self._lost(w)
+        self._dispatch()
+
+    def _receive(self, w: _Worker) -> bool:
+        """Handle every message waiting on a worker's pipe; False when the pipe broke."""
+        while True:
+            try:
+                if not w.conn.poll():
+                    return True
+                kind, *body = w.conn.recv()
+            except (EOFError, OSError, pickle.UnpicklingError):
+                return False  # died, perhaps halfway through a message
+            if kind == "log":
+                _handle_record(body[0])
+            elif kind == "ready":
+                w.ready = True
+                self.cycles_per_us = self.cycles_per_us or body[1]
+            elif w.future is not None:
+                fut, w.future = w.future, None
+                if kind == "done":
+                    fut.set_result(body[0])
+                else:
+                    fut.set_exception(body[0])
+
+    def _lost(self, w: _Worker) -> None:
+        if w.process.is_alive():  # its pipe broke: of no use any more
+            with contextlib.suppress(OSError):
+                os.kill(w.pid, signal.SIGKILL)
+        w.process.join(timeout=10)
+        code = w.process.exitcode
+        with contextlib.suppress(OSError):
+            w.conn.close()
+        self._procs.remove(w)
+        how = (f"killed by {signal.Signals(-code).name}" if code is not None and code < 0
+               else f"exit code {code}")
+        if w.future is not None:
+            w.future.set_exception(WorkerLost(f"worker process {w.pid} died ({how})"))
+            w.future = None
+        if not w.ready:
+            self._failed_starts += 1
+            if self._failed_starts > MAX_FAILED_STARTS:
+                from pipeline.errors import RunFailed
+
+                raise RunFailed(f"worker processes die as they start ({how}); see the "
+                                "messages above")
+        if not self._closed:
+            log.warning("worker process %d died (%s); starting another", w.pid, how)
+            self._start_worker()
+
+    # Stopping ---------------------------------------------------------------------------
 
     def close(self, cancel: bool = False) -> None:
-        if not cancel:
-            self._pool.shutdown(wait=True)
+        if self._closed:
             return
-        # (shutdown() forgets the result queue and manager thread: take them first.)
-        results = getattr(self._pool, "_result_queue", None)
-        manager = getattr(self._pool, "_executor_manager_thread", None)
-        procs = list((self._pool._processes or {}).values())
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            p.join(timeout=10)
-        self._pool.shutdown(wait=False, cancel_futures=True)
-        # A worker stopped while writing its result leaves half a message in the result
-        # pipe, and the pool's manager thread waits for the rest forever (shutdown(wait=True)
-        # and interpreter exit then hang). With the workers gone, closing our own write end
-        # lets it read end-of-file: it marks the pool broken and ends cleanly.
-        try:
-            results._writer.close()
-        except (AttributeError, OSError):
-            pass
-        if manager is not None:
-            manager.join(timeout=10)
+        self._closed = True
+        for fut, _ in self._queue:
+            fut.set_exception(WorkerLost("the pool was closed"))
+        self._queue.clear()
+        procs = list(self._procs)
+        if not cancel:
+            for w in procs:
+                with contextlib.suppress(OSError, EOFError):
+                    w.conn.send(None)
+            for w in procs:
+                w.process.join(timeout=10)
+        for w in procs:
+            if w.process.is_alive():
+                with contextlib.suppress(OSError):
+                    os.kill(w.pid, signal.SIGKILL)
+        for w in procs:
+            w.process.join(timeout=10)
+            with contextlib.suppress(OSError):
+                w.conn.close()
+            if w.future is not None and not w.future.done():
+                w.future.set_exception(WorkerLost("the pool was closed"))
+        self._procs.clear()
 
 
-@dataclass
-class _Pending:
-    """A chunk whose pieces are still being solved."""
+def _handle_record(attrs: dict) -> None:
+    record = logging.makeLogRecord(attrs)
+    logger = logging.getLogger(record.name)
+    if logger.isEnabledFor(record.levelno):
+        logger.handle(record)
 
-    pieces: int = 1
-    done: dict[int, Outcome] = field(default_factory=dict)  # first row -> outcome
+
+# What the forkserver's environment holds so that its imports start no thread.
+_FORKSERVER_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+                   "JE_ARROW_MALLOC_CONF": "background_thread:false", "POLARS_MAX_THREADS": "1"}
 
 
-def schedule(executor: Executor, tasks: Iterator[Task], max_in_flight: int,
-             on_done: Callable[[int, Outcome, list[Done]], None]) -> None:
-    """Solve every task, at most `max_in_flight` at once; call on_done per whole chunk.
+def start_forkserver() -> None:
+    """Start the forkserver (once per process, without waiting for it) with an environment
+    that keeps the libraries it imports from starting threads before it forks; ours is
+    left as it was."""
+    from multiprocessing import forkserver
 
-    A task whose worker died or which raised is retried RETRIES times, then split in two;
-    a single row that still fails comes back as an `error` row with the reason.
-
-    A dead worker takes every task on its pool with it, so when several were in flight the
-    culprit is unknown: each of them is retried alone (nothing else in flight), and only a
-    crash while alone counts as an attempt. Innocent neighbours never become `error` rows.
-    """
-    in_flight: dict = {}  # future -> task
-    retry: list[Task] = []
-    pending: dict[int, _Pending] = {}
-    pieces_done: dict[int, list[Done]] = {}
-    exhausted = False
-
-    def finish(task: Task, outcome: Outcome, done: Done | None) -> None:
-        p = pending[task.chunk_id]
-        p.done[task.first] = outcome
-        if done is not None:
-            pieces_done.setdefault(task.chunk_id, []).append(done)
-        if len(p.done) == p.pieces:
-            del pending[task.chunk_id]
-            parts = [p.done[k] for k in sorted(p.done)]
-            whole = parts[0] if len(parts) == 1 else Outcome.concat(parts)
-            on_done(task.chunk_id, whole, pieces_done.pop(task.chunk_id, []))
-
-    def fail(task: Task, why: str) -> None:
-        task.attempts += 1
-        task.last_error = why
-        if task.attempts <= RETRIES:
-            log.warning("chunk %d (rows %d..%d): %s; retrying", task.chunk_id, task.first,
-                        task.first + len(task) - 1, why, extra={"chunk": task.chunk_id})
-            retry.append(task)
-        elif len(task) > 1:
-            log.warning("chunk %d: rows %d..%d keep failing (%s); splitting", task.chunk_id,
-                        task.first, task.first + len(task) - 1, why,
-                        extra={"chunk": task.chunk_id})
-            pending[task.chunk_id].pieces += 1
-            retry.extend(task.split())
-        else:
-            log.error("chunk %d row %d: %s; marked error", task.chunk_id, task.first, why,
-                      extra={"chunk": task.chunk_id})
-            finish(task, _error_outcome(task, why), None)
-
-    def suspect(task: Task, why: str) -> None:
-        log.warning("chunk %d (rows %d..%d): %s; retrying it alone", task.chunk_id,
-                    task.first, task.first + len(task) - 1, why, extra={"chunk": task.chunk_id})
-        task.alone = True
-        task.last_error = why
-        retry.append(task)
-
-    while True:
-        while len(in_flight) < max_in_flight and (retry or not exhausted):
-            if any(t.alone for t in in_flight.values()):
-                break  # a suspect runs by itself
-            if retry:
-                if retry[0].alone and in_flight:
-                    break  # let the others finish, then run the suspect alone
-                task = retry.pop(0)
+    # The main module too, or every worker would import it again on its way up.
+    multiprocessing.get_context("forkserver").set_forkserver_preload(
+        ["__main__", "pipeline.preload"])
+    saved = {k: os.environ.get(k) for k in _FORKSERVER_ENV}
+    for k, v in _FORKSERVER_ENV.items():
+        os.environ.setdefault(k, v)
+    try:
+        forkserver.ensure_running()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
             else:
-                task = next(tasks, None)
-                if task is None:
-                    exhausted = True
-                    break
-                pending[task.chunk_id] = _Pending()
-            in_flight[executor.submit(task)] = task
-        if not in_flight:
-            if exhausted and not retry:
-                return
-            continue
-        lost = False
-        # Tasks that may share the blame for a lost worker.
-        together = len(in_flight) if executor.shared_fate else 1
-        for fut in executor.wait(in_flight):
-            task = in_flight.pop(fut)
-            try:
-                done = executor.result(fut)
-            except WorkerLost as exc:
-                lost = True
-                if together == 1:
-                    fail(task, str(exc))  # it was alone: it is the culprit
-                else:
-                    suspect(task, str(exc))
-            except Exception as exc:  # the engine itself failed on this task
-                fail(task, f"{type(exc).__name__}: {exc}")
-            else:
-                finish(task, done.outcome, done)
-        if lost and executor.shared_fate:
-            # Every task still on the broken pool is lost with it: take them back too.
-            for fut, task in list(in_flight.items()):
-                try:
-                    done = executor.result(fut) if fut.done() else None
-                except Exception:
-                    done = None
-                in_flight.pop(fut)
-                if done is not None:
-                    finish(task, done.outcome, done)
-                else:
-                    suspect(task, "its worker pool was replaced after a crash")
-        if lost:
-            executor.recover()
-
-
-def _error_outcome(task: Task, why: str) -> Outcome:
-    """An outcome of `error` rows for a task the engine could not finish."""
-    n = len(task)
-    out = Outcome(
-        status=np.full(n, Status.ERROR, dtype=np.uint8),
-        solutions=np.zeros((n, 81), dtype=np.uint8),
-        n_solutions=np.full(n, NULL, dtype=np.int8),
-        guesses=np.full(n, NULL, dtype=np.int64),
-        expected_match=np.full(n, NULL, dtype=np.int8),
-        reasons={i: f"solver failed: {why}" for i in range(n)},
-        cycles=np.full(n, NULL, dtype=np.int64) if task.timings else None,
-    )
-    for i, why_bad in task.malformed.items():  # a row the reader rejected stays malformed
-        out.status[i] = Status.MALFORMED
-        out.reasons[i] = why_bad
-    return out
+                os.environ[k] = v

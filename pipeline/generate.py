@@ -34,8 +34,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from pipeline import check, engine, grade, grid, sinks
+from pipeline import check, engine, grade, grid
 from pipeline.errors import PipelineError, UsageError
+from pipeline.storage import Location
 
 MIN_CLUES = 17  # no proper Sudoku has fewer givens
 MAX_CLUES = 80
@@ -259,7 +260,7 @@ def write_atomic(path: Path, data: bytes) -> None:
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise UsageError(f"--output {path}: folder {folder} does not exist")
-    sinks.atomic_write(path, lambda tmp: tmp.write_bytes(data))
+    Location(str(path)).write_atomic(data)
 
 
 # ---------------------------------------------------------------------------------------

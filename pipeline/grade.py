@@ -12,9 +12,14 @@ grade; a puzzle with several solutions, none, or bad givens has none.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from pipeline.solver import NULL, Outcome, Status
+from pipeline.status import NULL, Status
+
+if TYPE_CHECKING:
+    from pipeline.solver import Outcome
 
 GRADES = ("easy", "medium", "hard", "expert", "extreme")
 _LOWER_BOUNDS = np.array([1, 3, 10, 50])  # guesses at which the next grade starts

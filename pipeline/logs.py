@@ -1,24 +1,19 @@
 """Logging for a run: one place for the records of the parent and of every worker.
 
-Worker records reach the parent's handlers through multiprocessing-logging, which wraps
-each handler in one that a forked child can send records to through a queue. It needs the
-`fork` start method, so we ask for it explicitly (Python 3.14 defaults to forkserver);
-workers stay fork-safe because they never call polars or pyarrow (see executors.py).
+Records go to DIR/logs/run.jsonl (one JSON object a line) and warnings to stderr. Workers
+send theirs to the parent: the local pool's through each worker's own pipe (forkserver
+workers cannot use multiprocessing-logging, which needs fork), Dask workers' through a
+per-run event topic. On an object store the file is written when the run ends.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import multiprocessing
 import os
 import sys
+import tempfile
 import time
-from pathlib import Path
-
-import multiprocessing_logging
-
-LOG_FILE = Path("logs") / "run.jsonl"
 
 
 class JsonLines(logging.Formatter):
@@ -34,7 +29,7 @@ class JsonLines(logging.Formatter):
             + f".{int(record.msecs):03d}Z",
             "level": record.levelname,
             "run_id": self.run_id,
-            "chunk": getattr(record, "chunk", None),
+            "part": getattr(record, "part", None),
             "pid": record.process,
             "logger": record.name,
             "message": record.getMessage(),
@@ -44,14 +39,27 @@ class JsonLines(logging.Formatter):
         return json.dumps(entry)
 
 
-def setup(out: Path | None, run_id: str, level: str = "INFO", quiet: bool = False) -> None:
+_REMOTE: list = []  # (local temporary file, its location in the store) while a run logs
+
+
+def setup(run_folder, run_id: str, level: str = "INFO", quiet: bool = False) -> None:
     """Send records to DIR/logs/run.jsonl and warnings to stderr, from every process."""
+    from pipeline import folder
+
     root = logging.getLogger()
     teardown()
     root.setLevel(level)
-    if out is not None:
-        (out / LOG_FILE).parent.mkdir(parents=True, exist_ok=True)
-        file_handler = logging.FileHandler(out / LOG_FILE, encoding="utf-8")
+    if run_folder is not None:
+        logs_dir = run_folder.child(folder.LOGS)
+        target = logs_dir.child(folder.LOG_FILE)
+        if target.local:
+            logs_dir.makedirs()
+            path = target.path
+        else:
+            fd, path = tempfile.mkstemp(prefix="pipeline-log-", suffix=".jsonl")
+            os.close(fd)
+            _REMOTE.append((path, target))
+        file_handler = logging.FileHandler(path, encoding="utf-8")
         file_handler.setFormatter(JsonLines(run_id))
         file_handler.setLevel(level)
         file_handler._pipeline = True
@@ -62,24 +70,26 @@ def setup(out: Path | None, run_id: str, level: str = "INFO", quiet: bool = Fals
         console.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
         console._pipeline = True
         root.addHandler(console)
-    if multiprocessing.get_start_method(allow_none=True) != "fork":
-        multiprocessing.set_start_method("fork", force=True)
-    # Wrap only our handlers (a test harness may have its own on the root logger).
-    ours = [h for h in root.handlers if getattr(h, "_pipeline", False)]
-    for i, handler in enumerate(ours):
-        wrapped = multiprocessing_logging.MultiProcessingHandler(f"log-{i}", sub_handler=handler)
-        root.removeHandler(handler)
-        root.addHandler(wrapped)
 
 
 def teardown() -> None:
-    """Flush and remove the handlers `setup` installed."""
+    """Flush and remove the handlers `setup` installed (and upload a store's log file)."""
     root = logging.getLogger()
     for handler in list(root.handlers):
-        inner = getattr(handler, "sub_handler", handler)
-        if getattr(inner, "_pipeline", False):
+        if getattr(handler, "_pipeline", False):
             root.removeHandler(handler)
             handler.close()
+    while _REMOTE:
+        path, target = _REMOTE.pop()
+        try:
+            with open(path, "rb") as f:
+                lines = f.read()
+            earlier = target.read_bytes() if target.exists() else b""
+            target.write_atomic(earlier + lines)
+        except Exception as exc:  # the run's outcome matters more than its log
+            print(f"pipeline: warning: could not write {target.shown}: {exc}", file=sys.stderr)
+        finally:
+            os.unlink(path)
 
 
 def new_run_id() -> str:

@@ -25,10 +25,11 @@ from pathlib import Path
 import polars as pl
 import pyarrow.parquet as pq
 
-from pipeline import sinks
+from pipeline import folder as layout
 from pipeline.errors import InputError
 from pipeline.grade import GRADES
-from pipeline.solver import STATUS_NAMES
+from pipeline.status import STATUS_NAMES
+from pipeline.storage import Location
 
 REPORT = "report.html"
 STATUS_COLORS = {
@@ -99,8 +100,8 @@ def _short(x: float) -> str:
 
 
 def is_run_folder(folder: Path) -> bool:
-    return folder.is_dir() and ((folder / sinks.MANIFEST).is_file()
-                                or (folder / sinks.RESULTS).is_dir())
+    return folder.is_dir() and ((folder / layout.MANIFEST).is_file()
+                                or (folder / layout.RESULTS).is_dir())
 
 
 def load(folder: str | Path) -> RunData:
@@ -109,30 +110,30 @@ def load(folder: str | Path) -> RunData:
     if not folder.exists():
         raise InputError(f"{folder}: no such folder")
     if not is_run_folder(folder):
-        raise InputError(f"{folder}: not a run folder (no {sinks.MANIFEST} or "
-                         f"{sinks.RESULTS}/ in it)")
+        raise InputError(f"{folder}: not a run folder (no {layout.MANIFEST} or "
+                         f"{layout.RESULTS}/ in it)")
     manifest: dict = {}
     try:
-        manifest = json.loads((folder / sinks.MANIFEST).read_text())
+        manifest = json.loads((folder / layout.MANIFEST).read_text())
     except (OSError, ValueError):
         pass
     stats: dict = {}
     try:
-        frame = pl.read_parquet(folder / sinks.STATS).filter(pl.col("scope") == "run")
+        frame = pl.read_parquet(folder / layout.STATS).filter(pl.col("scope") == "run")
         if frame.height:
             stats = frame.row(0, named=True)
     except (OSError, pl.exceptions.PolarsError):
         pass
     parts = []
-    for p in sorted((folder / sinks.RESULTS).glob(sinks.PART_GLOB)):
+    for p in sorted((folder / layout.RESULTS).glob('part-*.parquet')):
         try:
             parts.append(Part(p.name, pq.read_metadata(p).num_rows, p.stat().st_mtime))
         except (OSError, ValueError) as exc:
             raise InputError(f"{p}: not a readable result part ({exc})") from None
-    data = RunData(folder, (folder / sinks.SUCCESS).exists(), manifest, stats, parts)
+    data = RunData(folder, (folder / layout.SUCCESS).exists(), manifest, stats, parts)
     data.rows = sum(p.rows for p in parts)
     if data.rows:
-        _aggregate(data, [folder / sinks.RESULTS / p.name for p in parts])
+        _aggregate(data, [folder / layout.RESULTS / p.name for p in parts])
     return data
 
 
@@ -627,7 +628,7 @@ def main(folder: str, html_out: str | None = None, no_html: bool = False,
     if not no_html:
         path = Path(html_out) if html_out else data.folder / REPORT
         text = render_html(data)
-        sinks.atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+        Location(str(path)).write_atomic(text.encode("utf-8"))
     if not quiet:
         print_terminal(data, path)
     return path

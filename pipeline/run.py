@@ -1,55 +1,43 @@
-"""`pipeline run`: inputs -> chunks -> workers -> result parts -> stats, manifest, _SUCCESS.
+"""`pipeline run`: plan -> (workers: read -> encode -> solve -> check -> write) -> merge.
 
-Data flows one way: sources read and cut chunks, the executor solves them, sinks write
-them. This module holds the order of things and the rules of resuming:
+The parent moves no row: it opens the inputs (their first bytes decide the layout), has
+the workers plan and hash them, decides what the folder holds, hands out the ranges, merges
+the figures the workers send back, and writes stats, the manifest and `_SUCCESS` last.
 
-* A run is defined by its inputs (path and content hash), their layouts (columns, shape)
-  and the solution limit. Workers, chunk size, executor and log level are not part of it.
-* A finished folder (`_SUCCESS`) with the same definition: nothing to do, exit 0.
-  With another definition: refused (exit 2) unless --overwrite.
-* An unfinished folder with the same definition: resumed. The part files are the journal
-  (each is whole or absent), so the rows they hold are skipped and the rest is solved.
+* A run is defined by its inputs (path, layout, and content: the plan's hashes), the
+  column options and the solution limit. Workers, chunk size, executor and log level are
+  execution knobs: a rerun may change them (it keeps the recorded plan).
+* A finished folder with the same definition: nothing to do, exit 0. With another
+  definition: refused (exit 2) unless --overwrite, which also redoes a finished run.
+* An unfinished folder with the same definition: resumed. The parts are the journal.
 """
 
 from __future__ import annotations
 
-import glob
 import importlib.metadata
-import json
 import logging
 import os
 import platform
-import shutil
 import signal
 import socket
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
-import polars as pl
-import pyarrow.parquet as pq
 
-from pipeline import grade, sinks
+from pipeline import VERSION, folder, logs, plan, schedule, testhooks
 from pipeline.config import Settings
-from pipeline.errors import (
-    DefinitionMismatch,
-    InputError,
-    Interrupted,
-    RunFailed,
-    Stopped,
-    UsageError,
-    raise_interrupted,
-)
-from pipeline.executors import Done, Executor, Task, schedule
-from pipeline.solver import NULL, STATUS_NAMES, Outcome
-from pipeline.sources import Chunk, Source
+from pipeline.errors import Interrupted, Stopped
+from pipeline.folder import RunFolder
+from pipeline.plan import Input, Range
+from pipeline.status import STATUS_NAMES
+from pipeline.storage import Location
 from pipeline.tally import Tally
+from pipeline.tasks import Figures, Solve, Spill
 
 log = logging.getLogger("pipeline.run")
-
-VERSION = "0.1.0"
 
 
 @dataclass
@@ -76,8 +64,13 @@ class Summary:
         return 1 if self.failing else 0
 
     @property
+    def new_rows(self) -> int:
+        return self.rows - self.resumed_rows
+
+    @property
     def rows_per_second(self) -> float:
-        return self.rows / self.wall_seconds if self.wall_seconds > 0 else 0.0
+        """Rows solved by this invocation per second of it (rows reused not counted)."""
+        return self.new_rows / self.wall_seconds if self.wall_seconds > 0 else 0.0
 
     def as_dict(self) -> dict:
         return {
@@ -85,8 +78,7 @@ class Summary:
             "wall_seconds": round(self.wall_seconds, 3),
             "rows_per_second": round(self.rows_per_second, 1),
             "steady_seconds": round(self.steady_seconds, 3),
-            "steady_rows_per_second": round(
-                (self.rows - self.resumed_rows) / self.steady_seconds, 1)
+            "steady_rows_per_second": round(self.new_rows / self.steady_seconds, 1)
             if self.steady_seconds > 0 else 0.0,
             "already_done": self.already_done, "resumed_rows": self.resumed_rows,
             "exit_code": self.exit_code, "failing": self.failing,
@@ -94,366 +86,326 @@ class Summary:
         }
 
 
-def resolve_inputs(patterns: list[str]) -> list[str]:
-    """Expand globs (sorted); a pattern that matches nothing is an input error."""
-    found: list[str] = []
-    for pattern in patterns:
-        if pattern == "-":
-            found.append(pattern)
-        elif glob.has_magic(pattern):
-            matches = sorted(glob.glob(pattern))
-            if not matches:
-                raise InputError(f"{pattern}: no file matches")
-            found.extend(matches)
-        else:
-            found.append(pattern)
-    if not found:
-        raise UsageError("no input given (--input PATH)")
-    if found.count("-") > 1:
-        raise UsageError("standard input (-) can be read only once")
-    # A file named twice (by itself and by a glob, say) is one input, read once.
-    seen: set[str] = set()
-    unique = []
-    for p in found:
-        key = p if p == "-" else os.path.realpath(p)
-        if key not in seen:
-            seen.add(key)
-            unique.append(p)
-    return unique
-
-
-def stem(path: str) -> str:
-    """A file's name without directory and suffixes ('data/x.csv.gz' -> 'x')."""
-    if path == "-":
-        return "stdin"
-    name = Path(path).name
-    return name.split(".")[0] or name
-
-
-def output_folder(settings: Settings, inputs: list[str], given: str | None) -> Path:
-    return Path(given if given else settings.output.format(stem=stem(inputs[0])))
-
-
 @dataclass
 class Hooks:
     """What the caller (the CLI) wants to hear while the run goes."""
 
-    on_start: Callable[[Path, int], None] = lambda out, resumed: None
+    on_start: Callable[[str, int], None] = lambda out, resumed: None
     on_rows: Callable[[int], None] = lambda n: None
+
+
+def output_location(settings: Settings, given: list[str], output: str | None) -> Location:
+    return Location(output if output else settings.output.format(stem=plan.stem(given[0])))
 
 
 def run(inputs: list[str], settings: Settings, output: str | None = None,
         overwrite: bool = False, hooks: Hooks | None = None, quiet: bool = False) -> Summary:
     """Run the job end to end; raises a PipelineError subclass on a non-zero outcome."""
-    from pipeline import logs
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    for s in previous:
+        signal.signal(s, _stop)
+    if settings.executor == "local":
+        from pipeline.executors import start_forkserver
 
-    hooks = hooks or Hooks()
+        start_forkserver()  # its imports overlap with ours and with opening the inputs
+    try:
+        return _run(inputs, settings, output, overwrite, hooks or Hooks(), quiet)
+    except KeyboardInterrupt:
+        raise Stopped(signal.SIGINT) from None
+    except Interrupted as stop:
+        raise Stopped(stop.signum) from None
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def _stop(signum, frame) -> None:
+    """The first Ctrl-C or SIGTERM stops the run; the stopping itself is not interrupted."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise Interrupted(signum)
+
+
+def _run(given_inputs: list[str], settings: Settings, output: str | None, overwrite: bool,
+         hooks: Hooks, quiet: bool) -> Summary:
     started = time.time()
     t0 = time.perf_counter()
-    paths = resolve_inputs(inputs)
-    puzzle_col = settings.puzzle_column or None
-    solution_col = settings.solution_column or None
-    sources = [Source(p, i, puzzle_col, solution_col) for i, p in enumerate(paths)]
-    out = output_folder(settings, paths, output)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise RunFailed(f"cannot create output folder {out}: {exc.strerror or exc}") from None
-    if not out.is_dir():
-        raise UsageError(f"--output {out}: not a folder")
-
-    lock = sinks.OutputLock(out)
-    lock.acquire(f"pid {os.getpid()} on {socket.gethostname()} since "
-                 f"{time.strftime('%Y-%m-%d %H:%M:%S')}")
+    given = plan.resolve(given_inputs)
+    run_folder = RunFolder(output_location(settings, given, output))
+    run_folder.open()
+    run_folder.lock(f"pid {os.getpid()} on {socket.gethostname()} since "
+                    f"{time.strftime('%Y-%m-%d %H:%M:%S')}")
     run_id = logs.new_run_id()
     try:
-        definition = _definition(sources, settings)
-        state = _inspect(out, definition, overwrite)
-        if state == "done":
-            summary = _summary_from_stats(out)
-            summary.already_done = True
-            summary.output = str(out)
-            summary.fail_on = settings.fail_on
-            return summary
-        logs.setup(out, run_id, settings.log_level, quiet=quiet)
-        log.info("run %s: %d input(s) into %s (%s)", run_id, len(sources), out, state)
-        return _execute(out, sources, settings, definition, hooks, run_id, started, t0)
+        from pipeline import schema
+
+        inputs = [plan.open_input(g, i, settings.puzzle_column or None,
+                                  settings.solution_column or None, schema.OURS,
+                                  stdin=sys.stdin.buffer if g == "-" else None)
+                  for i, g in enumerate(given)]
+        resumable = not any(i.stream in ("stdin", "pipe") for i in inputs)
+        if not resumable:  # nothing to compare with: the folder must be (made) fresh
+            run_folder.state(None, overwrite, resumable=False)
+        before = run_folder.previous()
+        with _make_executor(settings) as executor:
+            _spill(inputs, run_folder, executor)
+            plan.plan_inputs(inputs, executor, settings.chunk_size, before.manifest)
+            definition = _definition(inputs, settings)
+            state = run_folder.state(definition, overwrite, resumable) if resumable else "fresh"
+            if state == "done":
+                summary = _summary_from_stats(run_folder)
+                summary.already_done = True
+                summary.output = run_folder.shown
+                summary.fail_on = settings.fail_on
+                return summary
+            logs.setup(run_folder, run_id, settings.log_level, quiet=quiet)
+            log.info("run %s: %d input(s) into %s (%s)", run_id, len(inputs),
+                     run_folder.shown, state)
+            return _execute(run_folder, inputs, settings, definition, hooks, executor, run_id,
+                            started, t0)
     finally:
         logs.teardown()
-        lock.release()
+        run_folder.unlock()
 
 
-def _definition(sources: list[Source], settings: Settings) -> dict:
+def _make_executor(settings: Settings):
+    workers = settings.worker_count()
+    if settings.executor == "dask":
+        from pipeline.dask_executor import DaskExecutor
+
+        return DaskExecutor(settings.scheduler or None, workers, settings.log_level)
+    from pipeline.executors import LocalExecutor
+
+    return LocalExecutor(workers, settings.log_level)
+
+
+def _spill(inputs: list[Input], run_folder: RunFolder, executor) -> None:
+    """Copy every input that can be read only once into DIR/.spill/, decompressed.
+
+    Standard input and local pipes are read here (only this process can); gzip files and
+    http URLs by a worker.
+    """
+    streams = [i for i in inputs if i.stream]
+    if not streams:
+        return
+    spill_dir = run_folder.child(folder.SPILL)
+    spill_dir.remove_tree()
+    spill_dir.makedirs()
+    tasks = []
+    for inp in streams:
+        dest = spill_dir.child(f"input-{inp.index:03d}")
+        if inp.stream == "stdin":
+            gz, replay = plan.is_gzip_stream(plan.Replay(inp.head, sys.stdin.buffer))
+            plan.spill(replay, dest, gz, inp.source)
+        elif inp.stream == "pipe":
+            with open(inp.location.path, "rb") as stream:
+                gz, replay = plan.is_gzip_stream(stream)
+                plan.spill(replay, dest, gz, inp.source)
+        else:
+            tasks.append(Spill(inp.location, dest, inp.stream == "gzip", inp.source))
+        inp.location = dest
+    if tasks:
+        schedule.run_all(executor, tasks)
+    for inp in streams:
+        if inp.stream != "gzip":  # decided on the copy's first bytes, as a file's layout is
+            plan.detect_spilled(inp)
+
+
+def _definition(inputs: list[Input], settings: Settings) -> dict:
     return {
-        "inputs": [{"path": s.given, "sha256": s.sha256(), "layout": s.layout.describe()}
-                   for s in sources],
+        "inputs": [i.describe() for i in inputs],
         "puzzle_column": settings.puzzle_column,
         "solution_column": settings.solution_column,
         "limit": settings.limit,
     }
 
 
-def _inspect(out: Path, definition: dict, overwrite: bool) -> str:
-    """'fresh', 'resume' or 'done'; clears the folder first under --overwrite."""
-    manifest = out / sinks.MANIFEST
-    previous = None
-    if manifest.exists():
-        try:
-            previous = json.loads(manifest.read_text()).get("definition")
-        except (OSError, ValueError):
-            previous = None
-    ours = {sinks.MANIFEST, sinks.SUCCESS, sinks.STATS, sinks.RESULTS, sinks.LOCK, "logs",
-            "report.html"}
-    foreign = [p.name for p in out.iterdir() if p.name not in ours and not p.name.endswith(".tmp")]
-    stdin = any(i["path"] == "-" for i in definition["inputs"])
-    same = previous == definition and not stdin
-    finished = (out / sinks.SUCCESS).exists()
-    # A run killed between creating results/ and writing its manifest left no part:
-    # that folder holds nothing to protect.
-    if previous is None and not foreign and not any(
-            (out / sinks.RESULTS).glob(sinks.PART_GLOB)):
-        return "fresh"
-    if same and finished:
-        return "done"
-    if same:
-        return "resume"
-    if not overwrite:
-        if previous is None:
-            why = f"holds other files ({', '.join(sorted(foreign)[:3]) or 'results'})"
-        elif stdin:
-            why = "holds a run, and a run from standard input cannot be resumed"
-        else:
-            why = "holds a different run (other inputs, columns or limit)"
-        raise DefinitionMismatch(f"output folder {out} {why}; use --overwrite to replace it")
-    for name in (sinks.SUCCESS, sinks.MANIFEST, sinks.STATS, "report.html"):
-        (out / name).unlink(missing_ok=True)
-    shutil.rmtree(out / sinks.RESULTS, ignore_errors=True)
-    shutil.rmtree(out / "logs", ignore_errors=True)
-    return "fresh"
+def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, definition: dict,
+             hooks: Hooks, executor, run_id: str, started: float, t0: float) -> Summary:
+    from pipeline import schema
 
-
-def _part_listing(out: Path) -> list[dict]:
-    """Every part with its row count (from the Parquet footers, not the data)."""
-    return [{"file": f"{sinks.RESULTS}/{p.name}", "rows": pq.read_metadata(p).num_rows}
-            for p in sorted((out / sinks.RESULTS).glob(sinks.PART_GLOB))]
-
-
-def _existing_parts(out: Path, sources: list[Source],
-                    tallies: list[Tally]) -> tuple[list[np.ndarray], int]:
-    """Rows already written (a bitmap per source) and the next part number; counts the
-    rows of those parts into `tallies`, one part at a time."""
-    done = [np.zeros(0, dtype=bool) for _ in sources]
-    parts = sorted((out / sinks.RESULTS).glob(sinks.PART_GLOB))
-    index = {s.given: s.index for s in sources}
-    next_number = 0
-    for p in parts:
-        frame = pl.read_parquet(p, columns=["source", "row", "status", "guesses", "solve_us"])
-        number = int(p.stem.split("-")[1])
-        next_number = max(next_number, number + 1)
-        for src, rows in frame.group_by("source"):
-            i = index.get(src[0])
-            if i is None:
-                continue
-            codes = rows["status"].replace_strict(STATUS_NAMES, list(range(len(STATUS_NAMES))),
-                                                  return_dtype=pl.Int64)
-            tallies[i].add(codes.to_numpy(), rows["guesses"].fill_null(NULL).to_numpy(),
-                           rows["solve_us"].fill_null(float("nan")).to_numpy())
-            r = rows["row"].to_numpy()
-            if len(r) and r.max() >= len(done[i]):
-                grown = np.zeros(int(r.max()) + 1, dtype=bool)
-                grown[: len(done[i])] = done[i]
-                done[i] = grown
-            done[i][r] = True
-    return done, next_number
-
-
-class _Chunks:
-    """Numbered chunks of every source, and the tasks made from them."""
-
-    def __init__(self, sources: list[Source], settings: Settings, skip: list[np.ndarray],
-                 first_number: int):
-        self.sources = sources
-        self.settings = settings
-        self.skip = skip
-        self.next_number = first_number
-        self.by_number: dict[int, Chunk] = {}
-
-    def tasks(self) -> Iterator[Task]:
-        for src in self.sources:
-            skip = self.skip[src.index] if len(self.skip[src.index]) else None
-            for chunk in src.chunks(self.settings.chunk_size, skip):
-                number = self.next_number
-                self.next_number += 1
-                self.by_number[number] = chunk
-                offsets, data = chunk.puzzle_buffers()
-                yield Task(number, 0, offsets, data, chunk.expected_buffers(), chunk.reasons,
-                           self.settings.limit, self.settings.timings)
-
-
-def _execute(out: Path, sources: list[Source], settings: Settings, definition: dict,
-             hooks: Hooks, run_id: str, started: float, t0: float) -> Summary:
-    sinks.remove_leftovers(out)
-    (out / sinks.RESULTS).mkdir(exist_ok=True)
-    tallies = [Tally() for _ in sources]
-    skip, first_number = _existing_parts(out, sources, tallies)
-    resumed = int(sum(int(s.sum()) for s in skip))
-    hooks.on_start(out, resumed)
-    if resumed:
+    run_folder.remove_temporary()
+    run_folder.results.makedirs()
+    ranges = [r for inp in inputs for r in inp.ranges]
+    expected = {r.part: (r.rows, r.sha256) for r in ranges}
+    done = run_folder.done_parts(expected)
+    tallies = [Tally() for _ in inputs]
+    resumed = sum(r.rows for r in ranges if r.part in done)
+    if done:
+        _count_done(run_folder, [r for r in ranges if r.part in done], tallies)
         log.info("resuming: %d rows already written", resumed)
+    hooks.on_start(run_folder.shown, resumed)
     carried: list[str] = []
-    for s in sources:
-        for _, name in s.layout.carried:
+    for inp in inputs:
+        for _, name in inp.layout.carried:
             if name not in carried:
                 carried.append(name)
-    expected = any(s.layout.solution_field is not None for s in sources)
-    schema = sinks.results_schema(carried, expected, timings=True)
-    sinks.write_json(out / sinks.MANIFEST, {"state": "running", "run_id": run_id,
-                                            "definition": definition})
-    chunks = _Chunks(sources, settings, skip, first_number)
-    chunk_times: list[tuple[int, float]] = []  # (rows, solve seconds) per chunk
-    span: dict[int, list[float]] = {}
-    workers = settings.worker_count()
-    calibration: dict[str, float] = {}
+    with_expected = any(i.layout.solution_field is not None for i in inputs)
+    run_folder.write_json(folder.MANIFEST, {"state": "running", "run_id": run_id,
+                                            "definition": definition,
+                                            "plan": [r.as_list() for r in ranges]})
+    worker_seconds = [0.0] * len(inputs)
+    part_seconds: list[float] = []  # engine µs per row of each part, for the stats
 
-    writer = sinks.PartWriter()
+    def tasks() -> Iterator[Solve]:
+        for inp in inputs:
+            for r in inp.ranges:
+                if r.part not in done:
+                    yield Solve(r, inp.location, inp.layout, inp.source, run_folder.results,
+                                tuple(carried), with_expected, settings.limit,
+                                settings.timings)
 
-    def on_done(number: int, outcome: Outcome, pieces: list[Done]) -> None:
-        chunk = chunks.by_number.pop(number)
-        if pieces and "cycles_per_us" not in calibration:
-            calibration["cycles_per_us"] = _cycles_per_us(pieces)
-        table = sinks.results_table(schema, chunk.source, chunk.frame, outcome,
-                                    calibration.get("cycles_per_us"),
-                                    grade.grade_codes(outcome))
-        writer.submit(sinks.part_path(out, number), table)
-        solve_us = table.column("solve_us").to_numpy(zero_copy_only=False)
-        tallies[chunk.source_index].add(outcome.status, outcome.guesses, solve_us)
-        chunk_times.append((len(chunk), sum(p.outcome.solve_seconds for p in pieces)))
-        now = time.perf_counter()
-        span.setdefault(chunk.source_index, [now, now])[1] = now
-        hooks.on_rows(len(chunk))
+    def on_done(figures: Figures) -> None:
+        tallies[figures.input].merge(figures.tally)
+        worker_seconds[figures.input] += figures.seconds
+        if figures.rows:
+            part_seconds.append(figures.solve_seconds / figures.rows * 1e6)
+        hooks.on_rows(figures.rows)
 
-    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM,)}
-    signal.signal(signal.SIGTERM, raise_interrupted)
+    executor.ready()
+    t_ready = time.perf_counter()
     try:
-        with _make_executor(settings, workers) as executor:
-            executor.ready()
-            t_ready = time.perf_counter()
-            try:
-                # executor.workers: an external cluster's thread count, not this machine's
-                schedule(executor, chunks.tasks(),
-                         executor.workers * settings.in_flight_per_worker, on_done)
-            except KeyboardInterrupt:
-                raise Stopped(signal.SIGINT) from None
-            except Interrupted as stop:
-                raise Stopped(stop.signum) from None
-            finally:
-                writer.close()  # parts are whole or absent either way
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-
-    if not any((out / sinks.RESULTS).glob(sinks.PART_GLOB)):
+        schedule.solve_all(executor, tasks(), executor.workers * settings.in_flight_per_worker,
+                           on_done)
+    except BaseException:
+        if testhooks.armed("pause-shutdown"):
+            time.sleep(1.0)
+        raise
+    if not ranges:
         # No rows at all: one empty part, so DIR/results still reads as a (0-row) table.
-        sinks.write_table(sinks.part_path(out, 0), schema.empty_table())
+        from pipeline.worker import write_part
+
+        write_part(run_folder.results, Range(0, 0, 0, 0, 0, 0, ""),
+                   schema.results_schema(tuple(carried), with_expected).empty_table())
     wall = time.perf_counter() - t0
     total = Tally()
     for t in tallies:
         total.merge(t)
-    summary = Summary(rows=total.rows)
+    summary = Summary(rows=total.rows, wall_seconds=wall, output=run_folder.shown,
+                      resumed_rows=resumed, fail_on=settings.fail_on,
+                      steady_seconds=time.perf_counter() - t_ready)
     summary.counts.update(total.count_of())
-    summary.wall_seconds = wall
-    summary.steady_seconds = time.perf_counter() - t_ready
-    summary.output = str(out)
-    summary.resumed_rows = resumed
-    summary.fail_on = settings.fail_on
-    listing = _part_listing(out)
-    stats = _stats(sources, settings, summary, tallies, total, chunk_times, span, started,
-                   run_id)
-    sinks.write_table(out / sinks.STATS, stats.to_arrow())
-    sinks.write_json(out / sinks.MANIFEST, {
+    run_folder.sync()
+    stats = _stats(inputs, settings, summary, tallies, total, worker_seconds, part_seconds,
+                   started, run_id, executor.workers)
+    _write_table(run_folder.child(folder.STATS), stats)
+    run_folder.write_json(folder.MANIFEST, {
         "state": "finished", "run_id": run_id, "definition": definition,
-        "inputs": [s.describe() for s in sources],
+        "plan": [r.as_list() for r in ranges],
+        "inputs": [i.describe() for i in inputs],
         "config": settings.as_dict(),
+        "workers": executor.workers, "executor": executor.name,
         "uniqueness_checked": settings.limit >= 2,
-        "parts": listing,
+        "parts": [{"file": f"{folder.RESULTS}/{folder.part_name(r.part)}", "rows": r.rows}
+                  for r in ranges],
         "rows": summary.rows,
         "started_at": _iso(started), "finished_at": _iso(time.time()),
     })
-    sinks.write_json(out / sinks.SUCCESS, {"run_id": run_id, "rows": summary.rows})
+    run_folder.write_json(folder.SUCCESS, {"run_id": run_id, "rows": summary.rows})
+    run_folder.child(folder.SPILL).remove_tree()
     log.info("finished: %d rows in %.2f s", summary.rows, wall)
     return summary
 
 
-def _make_executor(settings: Settings, workers: int) -> Executor:
-    if settings.executor == "dask":
-        from pipeline.dask_executor import DaskExecutor
+def _count_done(run_folder: RunFolder, ranges: list[Range], tallies: list[Tally]) -> None:
+    """Count the rows of parts already written into the tallies, one part at a time."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
 
-        return DaskExecutor(settings.scheduler or None, workers)
-    from pipeline.executors import LocalExecutor
+    from pipeline.status import NULL
 
-    return LocalExecutor(workers)
+    names = pa.array(STATUS_NAMES)
+    for r in ranges:
+        loc = run_folder.part(r.part)
+        table = pq.read_table(loc.path if loc.local else loc.fs.open(loc.path, "rb"),
+                              columns=["status", "guesses", "solve_us"])
+        status = pc.index_in(table.column("status"), value_set=names).to_numpy()
+        guesses = pc.fill_null(table.column("guesses"), NULL).to_numpy()
+        us = pc.fill_null(table.column("solve_us"), float("nan")).to_numpy()
+        tallies[r.input].add(status, guesses, us)
 
 
-def _cycles_per_us(pieces: list[Done]) -> float | None:
-    """The CPU cycle counter's rate, from a worker's own calibration."""
-    rates = [getattr(p, "cycles_per_us", None) for p in pieces]
-    rates = [r for r in rates if r]
-    return rates[0] if rates else None
-
-
-def _summary_from_stats(out: Path) -> Summary:
+def _summary_from_stats(run_folder: RunFolder) -> Summary:
     """The summary of a finished run, from its stats.parquet."""
+    import pyarrow.parquet as pq
+
     summary = Summary()
-    stats = pl.read_parquet(out / sinks.STATS).filter(pl.col("scope") == "run")
-    if stats.height:
-        row = stats.row(0, named=True)
-        summary.counts = {name: int(row[name]) for name in STATUS_NAMES}
-        summary.rows = int(row["rows"])
-        summary.wall_seconds = float(row["wall_seconds"] or 0.0)
+    loc = run_folder.child(folder.STATS)
+    try:
+        table = pq.read_table(loc.path if loc.local else loc.fs.open(loc.path, "rb"))
+    except Exception:
+        return summary
+    for row in table.to_pylist():
+        if row["scope"] == "run":
+            summary.counts = {name: int(row[name]) for name in STATUS_NAMES}
+            summary.rows = int(row["rows"])
+            summary.wall_seconds = float(row["wall_seconds"] or 0.0)
     return summary
 
 
-def _stats(sources: list[Source], settings: Settings, summary: Summary, tallies: list[Tally],
-           total: Tally, chunk_times: list[tuple[int, float]], span: dict[int, list[float]],
-           started: float, run_id: str) -> pl.DataFrame:
+def _stats(inputs: list[Input], settings: Settings, summary: Summary, tallies: list[Tally],
+           total: Tally, worker_seconds: list[float], part_us: list[float], started: float,
+           run_id: str, workers: int) -> list[dict]:
     """One row per input file and one for the whole run."""
-    per_chunk = np.array([s / r * 1e6 for r, s in chunk_times if r], dtype=np.float64)
+    per_part = np.array(part_us, dtype=np.float64)
     common = {
-        "run_id": run_id, "workers": settings.worker_count(),
+        "run_id": run_id, "workers": workers,
         "chunk_size": settings.chunk_size, "executor": settings.executor,
         "uniqueness_checked": settings.limit >= 2,
         "pipeline_version": VERSION, "python_version": platform.python_version(),
         "numba_version": importlib.metadata.version("numba"),
-        "polars_version": pl.__version__,
         "started_at": _iso(started), "finished_at": _iso(time.time()),
     }
-    rows = []
-    scopes = [("run", None, total, summary.wall_seconds)]
-    for s in sources:
-        first_last = span.get(s.index)
-        scopes.append(("file", s.given, tallies[s.index],
-                       (first_last[1] - first_last[0]) if first_last else None))
-    for scope, name, tally, wall in scopes:
+    single = len(inputs) == 1
+    rows = [{
+        "scope": "run", "source": None, "rows": total.rows, **total.count_of(),
+        "resumed_rows": summary.resumed_rows,
+        "wall_seconds": summary.wall_seconds, "rows_per_second": summary.rows_per_second,
+        "worker_seconds": float(sum(worker_seconds)),
+        **total.guesses_figures(), **total.solve_us_figures(),
+        "chunk_solve_us_per_row_p50": float(np.percentile(per_part, 50)) if len(per_part)
+        else None,
+        "chunk_solve_us_per_row_p99": float(np.percentile(per_part, 99)) if len(per_part)
+        else None,
+        **common,
+    }]
+    for inp, tally, seconds in zip(inputs, tallies, worker_seconds, strict=True):
         rows.append({
-            "scope": scope, "source": name, "rows": tally.rows, **tally.count_of(),
-            "wall_seconds": wall,
-            "rows_per_second": (tally.rows / wall) if wall else None,
-            **tally.guesses_figures(),
-            **tally.solve_us_figures(),
-            "chunk_solve_us_per_row_p50": (float(np.percentile(per_chunk, 50))
-                                           if len(per_chunk) and name is None else None),
-            "chunk_solve_us_per_row_p99": (float(np.percentile(per_chunk, 99))
-                                           if len(per_chunk) and name is None else None),
+            "scope": "file", "source": inp.source, "rows": tally.rows, **tally.count_of(),
+            "resumed_rows": None,
+            # A file's own wall time is known only when it is the run's only file.
+            "wall_seconds": summary.wall_seconds if single else None,
+            "rows_per_second": summary.rows_per_second if single else None,
+            "worker_seconds": seconds,
+            **tally.guesses_figures(), **tally.solve_us_figures(),
+            "chunk_solve_us_per_row_p50": None, "chunk_solve_us_per_row_p99": None,
             **common,
         })
-    return pl.DataFrame(rows, schema_overrides={
-        "source": pl.String, "wall_seconds": pl.Float64, "rows_per_second": pl.Float64,
-        "guesses_mean": pl.Float64, "guesses_p99": pl.Float64, "guesses_max": pl.Int64,
-        "solve_us_p50": pl.Float64, "solve_us_p90": pl.Float64, "solve_us_p99": pl.Float64,
-        "solve_us_max": pl.Float64, "chunk_solve_us_per_row_p50": pl.Float64,
-        "chunk_solve_us_per_row_p99": pl.Float64})
+    return rows
+
+
+_STATS_TYPES = {
+    "scope": "string", "source": "string", "rows": "int64", **dict.fromkeys(STATUS_NAMES, "int64"),
+    "resumed_rows": "int64", "wall_seconds": "float64", "rows_per_second": "float64",
+    "worker_seconds": "float64", "guesses_mean": "float64", "guesses_p99": "float64",
+    "guesses_max": "int64", "solve_us_p50": "float64", "solve_us_p90": "float64",
+    "solve_us_p99": "float64", "solve_us_max": "float64",
+    "chunk_solve_us_per_row_p50": "float64", "chunk_solve_us_per_row_p99": "float64",
+    "run_id": "string", "workers": "int64", "chunk_size": "int64", "executor": "string",
+    "uniqueness_checked": "bool", "pipeline_version": "string", "python_version": "string",
+    "numba_version": "string", "started_at": "string", "finished_at": "string",
+}
+
+
+def _write_table(loc: Location, rows: list[dict]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pa.schema([(name, pa.type_for_alias(t)) for name, t in _STATS_TYPES.items()])
+    table = pa.Table.from_pylist(rows, schema=schema)
+    loc.write_atomic(lambda f: pq.write_table(table, f, compression="zstd"))
 
 
 def _iso(t: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
-

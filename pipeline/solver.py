@@ -1,7 +1,6 @@
 """Puzzles in, outcomes out: encode, reject bad givens, solve with the engine, check.
 
-This is what a worker runs on one chunk. It uses numpy and the compiled engine only (never
-polars or pyarrow), so a forked worker never touches a library that is unsafe after fork.
+This is what a worker runs on the puzzles of one range: numpy and the compiled engine.
 """
 
 from __future__ import annotations
@@ -9,30 +8,11 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import IntEnum
 
 import numpy as np
 
 from pipeline import check, engine, grid
-
-
-class Status(IntEnum):
-    """What became of a row; the names are a contract with users and later work."""
-
-    SOLVED = 0  # exactly one solution (or, in first-solution mode, a solution)
-    MULTIPLE = 1  # two or more solutions; a valid one is returned
-    UNSOLVABLE = 2  # consistent givens, no solution
-    INVALID = 3  # the givens repeat a digit in a unit
-    MALFORMED = 4  # not a puzzle: wrong length, stray character, missing field, ...
-    ERROR = 5  # the engine itself failed on this row
-
-    @property
-    def label(self) -> str:
-        return self.name.lower()
-
-
-STATUS_NAMES = [s.label for s in Status]
-NULL = -1  # the int sentinel for a null in the int8/int64 outcome arrays
+from pipeline.status import NULL, STATUS_NAMES, Status  # noqa: F401  (part of this API)
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """`pipeline validate`: the Valid Sudoku problem as a command, for whole files of boards.
 
-A file is read the way `pipeline run` reads it (pipeline.sources: CSV with or without a
+A file is read the way `pipeline run` reads it (pipeline.reader: CSV with or without a
 header, a board a line, fixed-width records, gzip), so rows are numbered the same way:
 from 0, data rows only. Each row is one of
 
@@ -11,7 +11,7 @@ from 0, data rows only. Each row is one of
                 every given.
 
 The verdict on a pair comes from pipeline.check (the independent checker); pipeline.grid
-only words the reason. Everything is numpy over a chunk at a time, so memory stays flat.
+only words the reason. Everything is numpy over a batch at a time, so memory stays flat.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pipeline import check, grid
+from pipeline import check, grid, plan
 from pipeline.errors import InputError
-from pipeline.sources import Chunk, Source
+from pipeline.reader import Rows
+from pipeline.worker import arrow_buffers
 
-CHUNK = 50_000
 MAX_LISTED = 100_000  # rows listed in --json output at most
 
 
@@ -80,14 +80,24 @@ def _squares(grid_: np.ndarray, mask: np.ndarray) -> str:
     return f"row {first // 9 + 1}, column {first % 9 + 1}"
 
 
-def check_chunk(chunk: Chunk, complete: bool = False) -> Verdicts:
-    """Judge every row of a chunk."""
-    n = len(chunk)
+def _expected(rows: Rows):
+    """The expected-solution column as (offsets, bytes, present), or None."""
+    if "expected_solution" not in rows.columns:
+        return None
+    offsets, data = arrow_buffers(rows.columns["expected_solution"])
+    present = np.diff(offsets) > 0
+    return offsets, data, present
+
+
+def check_rows(first_row: int, rows: Rows, complete: bool = False) -> Verdicts:
+    """Judge every row of a batch."""
+    n = rows.n
     reasons: dict[int, str] = {}
-    puzzles, bad = grid.encode_buffers(*chunk.puzzle_buffers())
-    pair = chunk.expected_buffers() is not None
+    puzzles, bad = grid.encode_buffers(*arrow_buffers(rows.columns["puzzle"]))
+    expected = _expected(rows)
+    pair = expected is not None
     label = "puzzle: " if pair else ""
-    for i, why in {**bad, **chunk.reasons}.items():
+    for i, why in {**bad, **rows.reasons}.items():
         reasons[i] = label + ("not a board: " if not pair else "") + why
     readable = np.ones(n, dtype=bool)
     readable[list(reasons)] = False
@@ -103,15 +113,15 @@ def check_chunk(chunk: Chunk, complete: bool = False) -> Verdicts:
                 reasons.setdefault(i, f"not complete: {blanks[i]} blank squares")
     else:
         kinds[readable] = "pair"
-        reasons.update(_check_pairs(chunk, puzzles, reasons))
+        reasons.update(_check_pairs(expected, puzzles, reasons))
     valid = np.ones(n, dtype=bool)
     valid[list(reasons)] = False
-    return Verdicts(chunk.rows, valid, reasons, kinds)
+    return Verdicts(np.arange(first_row, first_row + n), valid, reasons, kinds)
 
 
-def _check_pairs(chunk: Chunk, puzzles: np.ndarray, known: dict[int, str]) -> dict[int, str]:
+def _check_pairs(expected, puzzles: np.ndarray, known: dict[int, str]) -> dict[int, str]:
     """Reasons for pairs whose puzzle is fine but whose solution is not."""
-    offsets, data, present = chunk.expected_buffers()
+    offsets, data, present = expected
     solutions, bad = grid.encode_buffers(offsets, data)
     ok = check.is_solution(puzzles, solutions)
     ok[list(bad)] = False
@@ -143,15 +153,22 @@ def _check_pairs(chunk: Chunk, puzzles: np.ndarray, known: dict[int, str]) -> di
 
 
 def verdicts(path: str, complete: bool = False, puzzle_column: str | None = None,
-             solution_column: str | None = None, chunk_size: int = CHUNK
-             ) -> tuple[str, Iterator[Verdicts]]:
-    """The file's shape ('boards' or 'pairs') and its verdicts chunk by chunk."""
-    source = Source(path, 0, puzzle_column, solution_column)
-    shape = "pairs" if source.layout.solution_field is not None else "boards"
+             solution_column: str | None = None) -> tuple[str, Iterator[Verdicts]]:
+    """The file's shape ('boards' or 'pairs') and its verdicts batch by batch."""
+    from pipeline import schema
+
+    inp = plan.open_input(path, 0, puzzle_column, solution_column, schema.OURS,
+                          stdin=sys.stdin.buffer if path == "-" else None)
+    batches = plan.read_whole(inp, sys.stdin.buffer if path == "-" else None)
+    first = next(batches, None)  # reading the first batch settles a stream's layout
+    shape = "pairs" if inp.layout.solution_field is not None else "boards"
 
     def gen() -> Iterator[Verdicts]:
-        for chunk in source.chunks(chunk_size):
-            yield check_chunk(chunk, complete)
+        if first is None:
+            return
+        yield check_rows(*first, complete)
+        for first_row, rows in batches:
+            yield check_rows(first_row, rows, complete)
 
     return shape, gen()
 

@@ -10,6 +10,7 @@ hashed again.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import time
@@ -17,12 +18,13 @@ from pathlib import Path
 
 import polars as pl
 
-from pipeline import sinks
+from pipeline import plan
 from pipeline.config import Settings
-from pipeline.errors import UsageError
-from pipeline.run import Hooks, Summary, resolve_inputs, run, stem
-from pipeline.solver import STATUS_NAMES
-from pipeline.sources import Source
+from pipeline.errors import InputError, UsageError
+from pipeline.folder import RunFolder
+from pipeline.run import Hooks, Summary, run
+from pipeline.status import STATUS_NAMES
+from pipeline.storage import Location, why
 
 log = logging.getLogger("pipeline.warehouse")
 
@@ -47,15 +49,16 @@ def run_incremental(inputs: list[str], settings: Settings, warehouse: str | None
     """Solve the inputs not yet in the warehouse's catalog; one run folder per file."""
     if warehouse is None:
         raise UsageError("--incremental needs --output WAREHOUSE")
-    paths = resolve_inputs(inputs)
+    paths = plan.resolve(inputs)
     if "-" in paths:
         raise UsageError("--incremental reads files, not standard input")
     root = Path(warehouse)
     root.mkdir(parents=True, exist_ok=True)
     total = Summary(fail_on=settings.fail_on, output=str(root))
     started = time.perf_counter()
-    with sinks.OutputLock(root) as lock:
-        lock.acquire(f"pid {os.getpid()} (incremental) since {time.strftime('%Y-%m-%d %H:%M:%S')}")
+    lock = RunFolder(Location(str(root)))
+    lock.lock(f"pid {os.getpid()} (incremental) since {time.strftime('%Y-%m-%d %H:%M:%S')}")
+    try:
         catalog = read_catalog(root)
         known = set(catalog["sha256"].to_list())
         for path in paths:
@@ -63,13 +66,11 @@ def run_incremental(inputs: list[str], settings: Settings, warehouse: str | None
             if st is not None and _unchanged(catalog, path, st):
                 total.skipped_files.append(path)
                 continue
-            source = Source(path, 0, settings.puzzle_column or None,
-                            settings.solution_column or None)
-            digest = source.sha256()
+            digest = _sha256(path)
             if digest in known:
                 total.skipped_files.append(path)
                 continue
-            folder = root / f"{stem(path)}-{digest[:12]}"
+            folder = root / f"{plan.stem(path)}-{digest[:12]}"
             summary = run([path], settings, str(folder), overwrite=False, hooks=hooks,
                           quiet=quiet)
             entry = {
@@ -80,11 +81,13 @@ def run_incremental(inputs: list[str], settings: Settings, warehouse: str | None
             }
             catalog = pl.concat([catalog, pl.DataFrame([entry], schema=CATALOG_SCHEMA)])
             known.add(digest)
-            sinks.write_table(root / CATALOG, catalog.to_arrow())
+            _write_catalog(root / CATALOG, catalog)
             total.processed_files.append(path)
             for name, n in summary.counts.items():
                 total.counts[name] += n
             total.rows += summary.rows
+    finally:
+        lock.unlock()
     total.wall_seconds = time.perf_counter() - started
     log.info("incremental: %d processed, %d skipped", len(total.processed_files),
              len(total.skipped_files))
@@ -95,3 +98,23 @@ def _unchanged(catalog: pl.DataFrame, path: str, st: os.stat_result) -> bool:
     hit = catalog.filter((pl.col("file") == path) & (pl.col("size") == st.st_size)
                          & (pl.col("mtime_ns") == st.st_mtime_ns))
     return hit.height > 0
+
+
+def _sha256(path: str) -> str:
+    """The sha256 of a file as stored (what tells a new version from one already done)."""
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            while block := f.read(8 << 20):
+                h.update(block)
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a folder, not a file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({why(exc)})") from None
+    return h.hexdigest()
+
+
+def _write_catalog(path: Path, catalog: pl.DataFrame) -> None:
+    Location(str(path)).write_atomic(lambda f: catalog.write_parquet(f, compression="zstd"))

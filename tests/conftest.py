@@ -149,3 +149,80 @@ def make_input(tmp_path):
         return write_input(tmp_path / name, content)
 
     return make
+
+
+class InlineExecutor:
+    """Runs each task at once in this process (for tests of what tasks do, not of pools)."""
+
+    name = "inline"
+    workers = 1
+    retries = 2
+
+    def submit(self, task):
+        import concurrent.futures as cf
+
+        from pipeline import worker
+
+        fut: cf.Future = cf.Future()
+        try:
+            fut.set_result(worker.execute(task))
+        except Exception as exc:
+            fut.set_exception(exc)
+        return fut
+
+    def wait(self, futures, timeout=None):
+        return set(futures)
+
+    def result(self, future):
+        return future.result()
+
+
+def read_input(path, range_bytes: int | None = None, puzzle_column=None, solution_column=None):
+    """(frame of every row, {row: reason}, layout) as the pipeline reads a file, and checked
+    two ways: in one pass from the start, and range by range as `pipeline run` plans it
+    (with `range_bytes`, or the default). Both must give the same rows and reasons."""
+    import pyarrow as pa
+
+    from pipeline import plan, reader, schema
+    from pipeline.storage import Location
+
+    inp = plan.open_input(str(path), 0, puzzle_column, solution_column, schema.OURS)
+    names = reader.column_names(inp.layout)
+    whole, reasons = [], {}
+    for first, rows in plan.read_whole(inp):
+        whole.append(rows)
+        reasons.update({first + i: why for i, why in rows.reasons.items()})
+    if inp.stream == "gzip":
+        copy = Location(str(path) + ".spilled")
+        with inp.location.open_stream() as f:
+            plan.spill(f, copy, True, inp.source)
+        inp.location = copy
+    plan.plan_inputs([inp], InlineExecutor(), 1000)
+    if range_bytes is not None:
+        inp.range_bytes = range_bytes
+        inp.ranges = []
+        plan.plan_inputs([inp], InlineExecutor(), 1000,
+                         {"definition": {"inputs": [{**inp.describe(),
+                                                     "range_bytes": range_bytes}]}})
+    ranged, range_reasons, row = [], {}, 0
+    for r in inp.ranges:
+        assert r.first_row == row
+        with inp.location.span(r.start, r.end) as read:
+            rows = reader.read_rows(read, r.start, r.end, inp.layout)
+        assert rows.n == r.rows
+        ranged.append(rows)
+        range_reasons.update({row + i: why for i, why in rows.reasons.items()})
+        row += rows.n
+    assert range_reasons == reasons
+
+    def frame(parts):
+        if not parts:
+            return pl.DataFrame(schema={"row": pl.Int64, **dict.fromkeys(names, pl.String)})
+        table = pa.table({name: pa.concat_arrays([p.columns[name] for p in parts])
+                          for name in names})
+        out = pl.from_arrow(table)
+        return out.select(pl.int_range(0, out.height, dtype=pl.Int64).alias("row"), pl.all())
+
+    one, other = frame(whole), frame(ranged)
+    assert one.equals(other), (one, other)
+    return one, reasons, inp.layout

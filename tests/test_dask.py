@@ -18,13 +18,13 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-import numpy as np
 import polars as pl
 import pytest
 
 pytest.importorskip("distributed")
 
-from pipeline.executors import FAULT_ENV, Task, WorkerLost  # noqa: E402
+from pipeline.errors import WorkerLost  # noqa: E402
+from pipeline.worker import FAULT_ENV  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 RAW = REPO.parent / "shared" / "data" / "raw"
@@ -96,10 +96,23 @@ def _assert_same_run(ours: SimpleNamespace, out: Path, base: SimpleNamespace,
     assert solved["solve_us"].null_count() == 0  # the workers' cycle rate came back
 
 
-def _task(puzzles: list[str]) -> Task:
-    data = np.frombuffer("".join(puzzles).encode(), dtype=np.uint8).copy()
-    offsets = np.arange(0, 81 * (len(puzzles) + 1), 81, dtype=np.int64)
-    return Task(0, 0, offsets, data, None, {}, 2, True)
+def _solve_tasks(path: Path, range_bytes: int) -> list:
+    """The Solve tasks of a text file, planned here (each a description of a byte range)."""
+    from conftest import InlineExecutor
+
+    from pipeline import plan, schema
+    from pipeline.storage import Location
+    from pipeline.tasks import Solve
+
+    inp = plan.open_input(str(path), 0, None, None, schema.OURS)
+    plan.plan_inputs([inp], InlineExecutor(), 1000)
+    inp.range_bytes = range_bytes
+    plan.plan_inputs([inp], InlineExecutor(), 1000,
+                     {"definition": {"inputs": [{**inp.describe(), "range_bytes": range_bytes}]}})
+    results = Location(str(path.parent / "out" / "results"))
+    results.makedirs()
+    return [Solve(r, inp.location, inp.layout, inp.source, results, (), False, 2, True)
+            for r in inp.ranges]
 
 
 def _stop(procs: list[subprocess.Popen]) -> None:
@@ -214,8 +227,8 @@ def cluster(mixed, data_dir):
 # --------------------------------------------------------------------------------------
 
 
-def test_executor_on_local_cluster(monkeypatch):
-    """Results from worker processes, WorkerLost when Dask gives up, the cluster closed."""
+def test_executor_on_local_cluster(monkeypatch, tmp_path):
+    """Parts written by worker processes, WorkerLost when Dask gives up, the cluster closed."""
     import dask
 
     from pipeline import engine
@@ -225,6 +238,11 @@ def test_executor_on_local_cluster(monkeypatch):
         pytest.skip(f"data set {CURATED} is absent")
     good = pl.read_csv(CURATED, n_rows=30, infer_schema=False)["puzzle"].to_list()
     poison = good[-1]
+    (tmp_path / "good.txt").write_text("\n".join(good[:20]) + "\n")
+    (tmp_path / "bad.txt").write_text(f"{good[0]}\n{poison}\n")
+    tasks = _solve_tasks(tmp_path / "good.txt", 82 * 10)
+    bad_task = _solve_tasks(tmp_path / "bad.txt", 1000)[0]
+    assert [t.range.rows for t in tasks] == [10, 10]
     monkeypatch.setenv(FAULT_ENV, f"crash:{poison}")  # workers inherit it when spawned
     # Dask gives up at the first worker death here (its default is 3 retries), so the
     # poison task reaches KilledWorker quickly.
@@ -232,29 +250,31 @@ def test_executor_on_local_cluster(monkeypatch):
         ex = DaskExecutor(None, 2)
     try:
         ex.ready()
-        assert ex.workers == 2
+        assert ex.workers == 2 and ex.retries == 0
         scheduler = ex._cluster.scheduler_address
         assert scheduler.startswith("tcp://127.0.0.1:")
-        f1, f2 = ex.submit(_task(good[:10])), ex.submit(_task(good[:10]))
+        f1, f2 = ex.submit(tasks[0]), ex.submit(tasks[1])
         assert f1.key != f2.key  # a key per attempt, never a cached result
-        for f in (f1, f2):
+        for f, task in ((f1, tasks[0]), (f2, tasks[1])):
             while not ex.wait([f], timeout=60):
                 pass
-            done = ex.result(f)
-            assert (done.outcome.status == 0).all() and len(done.outcome) == 10
-            assert done.pid != os.getpid()
+            figures = ex.result(f)
+            assert figures.rows == 10 and figures.tally.count_of()["solved"] == 10
+            assert figures.pid != os.getpid()
             if engine.cycles_per_us() is not None:
-                assert done.cycles_per_us and done.cycles_per_us > 0
-
-        bad = ex.submit(_task([good[0], poison]))
+                assert figures.cycles_per_us and figures.cycles_per_us > 0
+            part = pl.read_parquet(tmp_path / "out" / "results"
+                                   / f"part-{task.range.part:05d}.parquet")
+            assert part["row"].to_list() == list(range(task.range.first_row,
+                                                       task.range.first_row + 10))
+        bad = ex.submit(bad_task)
         assert ex.wait([bad], timeout=90) == {bad}
         with pytest.raises(WorkerLost):
             ex.result(bad)
-        ex.recover()
         ex.ready()
-        again = ex.submit(_task(good[:3]))
+        again = ex.submit(tasks[0])
         assert ex.wait([again], timeout=90) == {again}
-        assert len(ex.result(again).outcome) == 3
+        assert ex.result(again).rows == 10
     finally:
         ex.close()
     assert ex._cluster.status.name == "closed"
@@ -284,8 +304,8 @@ def test_cli_external_cluster_matches_local_pool(mixed, baseline, cluster, data_
     worker_pids = set(cluster.client.run(os.getpid).values())
     records = [json.loads(line) for line in (out / "logs/run.jsonl").read_text().splitlines()]
     from_workers = [r for r in records if r["pid"] in worker_pids]
-    assert any(r["logger"] == "pipeline.executors" and "solved in" in r["message"]
-               and r["chunk"] is not None for r in from_workers)
+    assert any(r["logger"] == "pipeline.worker" and "(read" in r["message"]
+               and r["part"] is not None for r in from_workers)
     assert any("injected fault" in r["message"] for r in records)
     # Closing the run closed only its client: the cluster is still up, without our plugin.
     assert len(cluster.client.nthreads()) == 2

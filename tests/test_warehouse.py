@@ -9,7 +9,8 @@ from pathlib import Path
 import polars as pl
 from conftest import LEET, PUZZLE, read_results
 
-from pipeline.sinks import OutputLock
+from pipeline.folder import RunFolder
+from pipeline.storage import Location
 
 BAD = "1" * 81  # a full row of ones: invalid
 
@@ -48,7 +49,7 @@ def test_first_run_processes_every_file_into_its_own_finished_run(tmp_path, run_
         assert got.height == entry["rows"]
         assert got.filter(pl.col("status") == "solved").height == entry["solved"]
         records = [json.loads(ln) for ln in (folder / "logs" / "run.jsonl").read_text().splitlines()]
-        assert records and {"time", "level", "run_id", "chunk", "pid", "message"} <= set(records[0])
+        assert records and {"time", "level", "run_id", "part", "pid", "message"} <= set(records[0])
 
 
 def test_a_second_run_finds_nothing_new_and_changes_nothing(tmp_path, run_cli):
@@ -100,9 +101,12 @@ def test_a_touched_but_unchanged_file_is_hashed_and_skipped(tmp_path, run_cli):
 def test_an_overlapping_run_is_refused_while_the_warehouse_is_locked(tmp_path, run_cli):
     _inbox(tmp_path)
     (tmp_path / "warehouse").mkdir()
-    with OutputLock(tmp_path / "warehouse") as lock:
-        lock.acquire("pid 4242 (the nightly job)")
+    lock = RunFolder(Location(str(tmp_path / "warehouse")))
+    lock.lock("pid 4242 (the nightly job)")
+    try:
         res, _ = _run(run_cli)
+    finally:
+        lock.unlock()
     assert res.returncode == 2
     assert len(res.stderr_lines) == 1 and "pid 4242" in res.stderr_lines[0]
     assert not (tmp_path / "warehouse" / "catalog.parquet").exists()

@@ -1,4 +1,5 @@
-"""pipeline.sources: every input shape, row numbering, what is and is not a row, bad rows."""
+"""pipeline.layout and pipeline.reader: every input shape, row numbering, what is and is not
+a row, bad rows; every file read both in one pass and range by range, with the same rows."""
 
 from __future__ import annotations
 
@@ -9,30 +10,24 @@ import sys
 import numpy as np
 import polars as pl
 import pytest
-from conftest import LEET, LEET_SOLUTION, PUZZLE, SOLUTION
+from conftest import LEET, LEET_SOLUTION, PUZZLE, SOLUTION, read_input
 
-from pipeline import sources
+from pipeline import plan, records, schema
 from pipeline.errors import InputError
-from pipeline.sources import Source
+from pipeline.layout import looks_like_puzzle
 
 P0 = PUZZLE.replace(".", "0")
 ROYLE_TITLE = ("Gordon F. Royle, A collection of 49,151 distinct Sudoku con?gurations with 17 "
                "entries, http://mapleta.maths.uwa.edu.au/~gordon/sudokumin.php")
 
 
-def read(path, chunk_size: int = 1000, puzzle_column=None, solution_column=None):
-    """(frame of every row, {row: reason}, layout) as the pipeline's reader sees the file."""
-    src = Source(str(path), 0, puzzle_column, solution_column)
-    frames, reasons = [], {}
-    for chunk in src.chunks(chunk_size):
-        assert len(chunk) <= chunk_size
-        rows = chunk.rows
-        for i, why in chunk.reasons.items():
-            reasons[int(rows[i])] = why
-        frames.append(chunk.frame)
-    frame = pl.concat(frames, how="diagonal") if frames else pl.DataFrame(
-        schema={"row": pl.Int64, "puzzle": pl.String})
-    return frame, reasons, src.layout
+def read(path, range_bytes: int | None = 97, puzzle_column=None, solution_column=None):
+    """(frame of every row, {row: reason}, layout), read in one pass and in small ranges."""
+    return read_input(path, range_bytes, puzzle_column, solution_column)
+
+
+def open_(path) -> plan.Input:
+    return plan.open_input(str(path), 0, None, None, schema.OURS)
 
 
 def assert_rows(frame: pl.DataFrame, n: int) -> None:
@@ -130,20 +125,20 @@ def test_text_comments_blank_lines(make_input):
 
 def test_norvig_count_line(make_input):
     frame, _, lay = read(make_input("top.txt", f"3\n{PUZZLE}\n{LEET}\n{P0}"))
-    assert lay.skip_first
+    assert lay.data_start > lay.start  # the first line is not a row
     assert frame["puzzle"].to_list() == [PUZZLE, LEET, P0]
 
 
 def test_royle_title_line(make_input):
     frame, _, lay = read(make_input("s17.txt", f"{ROYLE_TITLE}\n{P0}\n{P0}\n"))
-    assert lay.skip_first
+    assert lay.data_start > lay.start  # the first line is not a row
     assert_rows(frame, 2)
     assert frame["puzzle"].to_list() == [P0, P0]
 
 
 def test_first_line_a_puzzle_is_a_row(make_input):
     frame, _, lay = read(make_input("p.txt", f"{PUZZLE}\n{LEET}\n"))
-    assert not lay.skip_first
+    assert lay.data_start == lay.start
     assert_rows(frame, 2)
 
 
@@ -171,21 +166,24 @@ def test_fixed_width_records(make_input, gz):
     assert reasons == {2: "2 fields, expected 3"}
 
 
-def test_stdin(monkeypatch):
-    data = f"# c\n{PUZZLE}\n\n{LEET}\n".encode()
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
-    src = Source("-", 0)
-    frame = pl.concat([c.frame for c in src.chunks(10)])
-    assert frame["puzzle"].to_list() == [PUZZLE, LEET]
-    assert src.sha256()  # known once read
+def _stdin_rows(data: bytes) -> tuple[plan.Input, list]:
+    stdin = io.BytesIO(data)
+    inp = plan.open_input("-", 0, None, None, schema.OURS, stdin=stdin)
+    return inp, [rows for _, rows in plan.read_whole(inp, stdin)]
 
 
-def test_stdin_gzip_is_not_needed_but_plain_csv_works(monkeypatch):
+def test_stdin():
+    inp, batches = _stdin_rows(f"# c\n{PUZZLE}\n\n{LEET}\n".encode())
+    assert inp.stream == "stdin"
+    assert [p.as_py() for b in batches for p in b.columns["puzzle"]] == [PUZZLE, LEET]
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_stdin_csv_plain_or_gzip(gz):
     data = f"puzzle,solution\n{PUZZLE},{SOLUTION}\n".encode()
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
-    src = Source("-", 0)
-    frame = pl.concat([c.frame for c in src.chunks(10)])
-    assert frame["expected_solution"].to_list() == [SOLUTION]
+    inp, batches = _stdin_rows(gzip.compress(data) if gz else data)
+    assert inp.layout.kind == "csv" and inp.layout.header
+    assert [p.as_py() for b in batches for p in b.columns["expected_solution"]] == [SOLUTION]
 
 
 # ---------------------------------------------------------------------------------------
@@ -216,11 +214,11 @@ def test_bad_csv_rows_keep_their_index(make_input):
         f"7,{'1' * 100_000},{SOLUTION}".encode(),  # absurdly long field
         f"8,{LEET},{LEET_SOLUTION}".encode(),
     ]
-    frame, reasons, _ = read(make_input("bad.csv", b"\n".join(lines) + b"\n"), chunk_size=3)
+    frame, reasons, _ = read(make_input("bad.csv", b"\n".join(lines) + b"\n"), range_bytes=300)
     assert_rows(frame, 9)
     assert set(reasons) == {1, 2, 4, 6}
-    assert reasons[1] == "ragged line: 2 fields, expected 3"
-    assert reasons[2] == "ragged line: 4 fields, expected 3"
+    assert reasons[1] == "ragged record: 2 fields, expected 3"
+    assert reasons[2] == "ragged record: 4 fields, expected 3"
     assert reasons[4].startswith("broken quoting")
     assert "UTF-8" in reasons[6]
     assert all("\n" not in r for r in reasons.values())
@@ -238,7 +236,7 @@ def test_invalid_utf8_line_in_text_file(make_input):
 
 
 def test_over_long_line_is_one_truncated_row(make_input, monkeypatch):
-    monkeypatch.setattr(sources, "BLOCK_BYTES", 64 << 10)
+    monkeypatch.setattr(records, "BLOCK", 64 << 10)
     long = "7" * (3 << 20)
     path = make_input("long.txt", f"{PUZZLE}\n{long}\n{LEET}\n")
     frame, reasons, _ = read(path)
@@ -251,7 +249,7 @@ def test_over_long_line_is_one_truncated_row(make_input, monkeypatch):
 
 
 def test_over_long_last_line_without_newline(make_input, monkeypatch):
-    monkeypatch.setattr(sources, "BLOCK_BYTES", 64 << 10)
+    monkeypatch.setattr(records, "BLOCK", 64 << 10)
     path = make_input("long.csv", f"puzzle,x\n{PUZZLE},1\n" + "9" * (2 << 20))
     frame, reasons, _ = read(path)
     assert_rows(frame, 2)
@@ -277,11 +275,11 @@ def _messy_text(n: int) -> tuple[str, list[str]]:
 
 
 @pytest.mark.parametrize("block", [97, 256, 4096])
-@pytest.mark.parametrize("chunk", [1, 7, 1000])
+@pytest.mark.parametrize("chunk", [1, 83, 1000])
 def test_row_numbers_across_blocks(make_input, monkeypatch, block, chunk):
-    monkeypatch.setattr(sources, "BLOCK_BYTES", block)
+    monkeypatch.setattr(records, "BLOCK", block)
     text, puzzles = _messy_text(150)
-    frame, reasons, _ = read(make_input("m.txt", text), chunk_size=chunk)
+    frame, reasons, _ = read(make_input("m.txt", text), range_bytes=chunk)
     assert_rows(frame, 150)
     assert frame["puzzle"].to_list() == puzzles
     assert reasons == {}
@@ -289,32 +287,23 @@ def test_row_numbers_across_blocks(make_input, monkeypatch, block, chunk):
 
 @pytest.mark.parametrize("block", [50, 300, 5000])
 def test_csv_across_blocks_with_a_bad_row(make_input, monkeypatch, block):
-    monkeypatch.setattr(sources, "BLOCK_BYTES", block)
+    monkeypatch.setattr(records, "BLOCK", block)
     lines = ["id,puzzle,solution"] + [f"{i},{PUZZLE},{SOLUTION}" for i in range(40)]
     lines[21] = "20,broken"
-    frame, reasons, _ = read(make_input("m.csv", "\n".join(lines) + "\n"), chunk_size=6)
+    frame, reasons, _ = read(make_input("m.csv", "\n".join(lines) + "\n"), range_bytes=600)
     assert_rows(frame, 40)
-    assert reasons == {20: "ragged line: 2 fields, expected 3"}
+    assert reasons == {20: "ragged record: 2 fields, expected 3"}
     ids = frame["id"].to_list()
     assert ids[:20] == [str(i) for i in range(20)] and ids[21:] == [str(i) for i in range(21, 40)]
 
 
 @pytest.mark.parametrize("block", [40, 1000])
 def test_gzip_across_blocks(make_input, monkeypatch, block):
-    monkeypatch.setattr(sources, "BLOCK_BYTES", block)
+    monkeypatch.setattr(records, "BLOCK", block)
     lines = ["quizzes,solutions"] + [f"{P0},{SOLUTION}"] * 50
-    frame, reasons, _ = read(make_input("k.csv.gz", "\n".join(lines)), chunk_size=9)
+    frame, reasons, _ = read(make_input("k.csv.gz", "\n".join(lines)), range_bytes=700)
     assert_rows(frame, 50)
     assert reasons == {}
-
-
-def test_skip_rows_already_done(make_input):
-    path = make_input("s.txt", "\n".join([PUZZLE] * 10))
-    skip = np.zeros(10, dtype=bool)
-    skip[[0, 3, 4, 9]] = True
-    src = Source(str(path), 0)
-    rows = np.concatenate([c.rows for c in src.chunks(3, skip)]).tolist()
-    assert rows == [1, 2, 5, 6, 7, 8]
 
 
 # ---------------------------------------------------------------------------------------
@@ -323,24 +312,24 @@ def test_skip_rows_already_done(make_input):
 
 def test_missing_file(tmp_path):
     with pytest.raises(InputError, match="no such file"):
-        Source(str(tmp_path / "nope.csv"), 0)
+        open_(tmp_path / "nope.csv")
 
 
 def test_folder(tmp_path):
     with pytest.raises(InputError, match="folder"):
-        Source(str(tmp_path), 0)
+        open_(tmp_path)
 
 
 def test_nul_byte(make_input):
     with pytest.raises(InputError, match="NUL"):
-        Source(str(make_input("bin.dat", PUZZLE.encode() + b"\n\x00\x01")), 0)
+        open_(make_input("bin.dat", PUZZLE.encode() + b"\n\x00\x01"))
 
 
 def test_mostly_not_utf8(make_input):
     rng = np.random.default_rng(1)
     data = bytes(rng.integers(0x80, 0x100, 4000, dtype=np.uint8))
     with pytest.raises(InputError, match="not a text file"):
-        Source(str(make_input("noise.bin", data)), 0)
+        open_(make_input("noise.bin", data))
 
 
 def test_broken_gzip(make_input, tmp_path):
@@ -348,8 +337,7 @@ def test_broken_gzip(make_input, tmp_path):
     path = tmp_path / "cut.txt.gz"
     path.write_bytes(good[: len(good) // 2])
     with pytest.raises(InputError):
-        src = Source(str(path), 0)
-        for _ in src.chunks(100):
+        for _ in plan.read_whole(open_(path)):
             pass
 
 
@@ -362,12 +350,12 @@ def test_unreadable(make_input):
     path = make_input("secret.txt", PUZZLE)
     path.chmod(0)
     with pytest.raises(InputError, match="cannot be read"):
-        Source(str(path), 0)
+        open_(path)
 
 
 def test_looks_like_puzzle():
-    assert sources.looks_like_puzzle(PUZZLE) and sources.looks_like_puzzle(f" {P0} ")
-    assert not sources.looks_like_puzzle(PUZZLE[:80]) and not sources.looks_like_puzzle(None)
+    assert looks_like_puzzle(PUZZLE) and looks_like_puzzle(f" {P0} ")
+    assert not looks_like_puzzle(PUZZLE[:80]) and not looks_like_puzzle(None)
 
 
 @pytest.mark.parametrize("header", ["puzzle", "Quizzes", '"sudoku"'])

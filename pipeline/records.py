@@ -1,0 +1,347 @@
+"""Records: where each one starts and ends in the bytes of an input, and which are rows.
+
+One set of rules, used both by the planner (which counts the rows of every range) and by
+the reader (which cuts a range into rows), so that the two can never disagree:
+
+* A record ends at a line end: LF, CRLF or a lone CR (old Mac files).
+* In a CSV, a field that starts with a quote runs to its closing quote, a doubled quote
+  being a quote character, so that line ends and commas inside it are data (RFC 4180).
+  Two limits keep one stray quote from swallowing the rest of a file: a quote opens a
+  field only within the first MAX_RECORD bytes of its record, and a quote that finds no
+  closing quote within MAX_RECORD bytes is an ordinary character. So past 2 x MAX_RECORD
+  bytes no quote is open, and the end of any record is found with bounded memory.
+* A record of whitespace only is blank; in a text or fixed-width file a record whose first
+  other character is '#' is a comment. Records before the layout's `data_start` (a CSV
+  header, leading comments, a count or title line) are the preamble. The rest are rows.
+
+    bytes   |1,Q,"a\\nb"\\n|\\n|2,Q,ok\\r\\n|# x\\n|
+    records  ^row          ^blank ^row       ^row in a CSV (a comment in a text file)
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+MAX_RECORD = 1 << 20  # a longer record is one malformed row, its text kept truncated
+KEEP = 200  # characters of an over-long record kept as its text
+BLOCK = 8 << 20  # bytes read at a time
+
+ROW, BLANK, COMMENT, PREAMBLE = 0, 1, 2, 3
+# _scan's reasons for stopping
+AT_STOP, AT_END, NEED_MORE, FULL = 0, 1, 2, 3
+
+_LF, _CR, _QUOTE, _COMMA, _HASH = 10, 13, 34, 44, 35
+
+
+def scan(buf, pos, stop, end, final, quotes, comments, data_start, max_record,
+         starts, ends, kinds):
+    """Records of buf[:end] starting at `pos` (a record start) and before `stop`.
+
+    Fills starts/ends (the end excludes the line end) and kinds; returns (count, next, why)
+    where `next` is where scanning stopped: the first record start at or after `stop`
+    (AT_STOP), `end` (AT_END, only when `final`), the start of a record that needs more
+    bytes to be decided (NEED_MORE), or the next record start when the arrays are full.
+
+    Workers run it compiled (`_compiled()`); the parent, deciding a layout on a file's first
+    bytes, runs this very code as Python, so that the two cannot disagree and the parent
+    need not load numba.
+    """
+    n = 0
+    p = pos
+    cap = len(starts)
+    while p < end:
+        if p >= stop:
+            return n, p, AT_STOP
+        if n == cap:
+            return n, p, FULL
+        s = p
+        first = -1  # first byte that is not white space
+        field_start = True
+        q = p
+        content_end = -1
+        following = -1
+        while q < end:
+            c = buf[q]
+            if c == _LF:
+                content_end = q
+                following = q + 1
+                break
+            if c == _CR:
+                if q + 1 < end:
+                    content_end = q
+                    following = q + 2 if buf[q + 1] == _LF else q + 1
+                    break
+                if final:
+                    content_end = q
+                    following = q + 1
+                    break
+                return n, s, NEED_MORE  # a CR last: is an LF next?
+            if first < 0 and not (c == 32 or c == 9 or c == 11 or c == 12):
+                first = c
+            if quotes and c == _QUOTE and field_start and q - s < max_record:
+                # Look for the closing quote within max_record bytes.
+                r = q + 1
+                closed = -1
+                limit = q + max_record
+                while r < end and r < limit:
+                    if buf[r] == _QUOTE:
+                        if r + 1 < end and buf[r + 1] == _QUOTE:
+                            r += 2
+                            continue
+                        if r + 1 == end and not final:
+                            break  # undecided: "" or a closing quote?
+                        closed = r
+                        break
+                    r += 1
+                if closed >= 0:
+                    q = closed + 1
+                    field_start = False
+                    continue
+                if r < limit and not final:
+                    return n, s, NEED_MORE
+                # No closing quote in reach: this quote is an ordinary character.
+            field_start = c == _COMMA
+            q += 1
+        if content_end < 0:
+            if not final:
+                return n, s, NEED_MORE
+            content_end = end
+            following = end
+        starts[n] = s
+        ends[n] = content_end
+        if s < data_start:
+            kinds[n] = PREAMBLE
+        elif first < 0:
+            kinds[n] = BLANK
+        elif comments and first == _HASH:
+            kinds[n] = COMMENT
+        else:
+            kinds[n] = ROW
+        n += 1
+        p = following
+    if final:
+        return n, end, AT_END
+    return n, p, NEED_MORE
+
+
+_KERNEL: list = []
+
+
+def _compiled():
+    """`scan` compiled by numba (loaded from its cache after the first time)."""
+    if not _KERNEL:
+        from numba import njit
+
+        _KERNEL.append(njit(cache=True, nogil=True)(scan))
+    return _KERNEL[0]
+
+
+def warm_up() -> None:
+    """Load the compiled scanner from numba's cache."""
+    arr = np.frombuffer(b"a\n", dtype=np.uint8)
+    out = np.empty(2, np.int64), np.empty(2, np.int64), np.empty(2, np.int8)
+    _compiled()(arr, 0, 2, 2, True, True, True, 0, MAX_RECORD, *out)
+
+
+@dataclass
+class Batch:
+    """Records found in one buffer: positions are offsets into `data`."""
+
+    data: bytes
+    base: int  # the input offset of data[0]
+    starts: np.ndarray  # (n,) int64
+    ends: np.ndarray  # (n,) int64, line end excluded
+    kinds: np.ndarray  # (n,) int8
+    long: dict[int, int]  # record index -> its length, for records over MAX_RECORD
+
+    def rows(self) -> np.ndarray:
+        """Indices of the records that are rows."""
+        return np.flatnonzero(self.kinds == ROW)
+
+
+@dataclass
+class Scan:
+    """What a pass over records found: where it stopped, how many rows, the bytes' hash."""
+
+    next_start: int
+    rows: int
+    sha256: str
+    quotes: bool  # a quote character was seen (in a CSV the record ends may depend on it)
+
+
+class Rules:
+    """How records are told apart in one input (from its layout)."""
+
+    def __init__(self, quotes: bool, comments: bool, data_start: int,
+                 max_record: int = MAX_RECORD):
+        self.quotes = quotes
+        self.comments = comments
+        self.data_start = data_start
+        self.max_record = max_record
+
+
+Read = Callable[[int], bytes]  # read(n) -> up to n bytes, b"" only at the end
+
+
+def first_start(read_at: Callable[[int, int], bytes], pos: int) -> int:
+    """The first record start at or after input offset `pos`, by line ends alone (quotes
+    aside); read_at(offset, n) reads n bytes there (fewer only at the end of the input)."""
+    if pos == 0:
+        return 0
+    prev = read_at(pos - 1, 2)
+    if len(prev) < 2:
+        return pos  # at or past the end
+    if prev[0] == _LF:
+        return pos
+    if prev[0] == _CR:
+        return pos + 1 if prev[1] == _LF else pos
+    at = pos
+    step = 64 << 10
+    while True:
+        chunk = read_at(at, step)
+        if not chunk:
+            return at
+        hits = [i for i in (chunk.find(b"\n"), chunk.find(b"\r")) if i >= 0]
+        if not hits:
+            at += len(chunk)
+            continue
+        i = min(hits)
+        if chunk[i] == _LF:
+            return at + i + 1
+        after = chunk[i + 1 : i + 2] or read_at(at + i + 1, 1)
+        return at + i + 2 if after == b"\n" else at + i + 1
+
+
+def iter_batches(read: Read, start: int, stop: int, rules: Rules, *,
+                 hasher=None, block: int | None = None, out: list | None = None
+                 ) -> Iterator[Batch]:
+    """Batches of the records that start in [start, stop), `read` being positioned at
+    `start` (a record start). The bytes consumed (up to the next record start at or after
+    `stop`, or the end) go into `hasher`; `out`, if given, receives that next start and the
+    bytes already read past it."""
+    block = block or BLOCK
+    pending = b""
+    base = start
+    eof = False
+    cap = max(1024, block // 64)
+    starts = np.empty(cap, np.int64)
+    ends = np.empty(cap, np.int64)
+    kinds = np.empty(cap, np.int8)
+    while True:
+        if not eof:
+            more = read(block)
+            eof = len(more) == 0
+            data = pending + more if pending else more
+        else:
+            data = pending
+        arr = np.frombuffer(data, dtype=np.uint8)
+        n, nxt, why = _compiled()(arr, 0, stop - base, len(arr), eof, rules.quotes,
+                            rules.comments, rules.data_start - base, rules.max_record,
+                            starts, ends, kinds)
+        if n:
+            yield Batch(data, base, starts[:n].copy(), ends[:n].copy(), kinds[:n].copy(),
+                        _long(starts[:n], ends[:n], rules.max_record))
+        if hasher is not None:
+            hasher.update(memoryview(data)[:nxt])
+        if why in (AT_STOP, AT_END):
+            if out is not None:
+                out.extend((base + nxt, data[nxt:]))
+            return
+        pending = data[nxt:]
+        base += nxt
+        if why == NEED_MORE and eof:
+            raise AssertionError("records: the scanner wants bytes past the end")
+        if why == NEED_MORE and len(pending) > 2 * rules.max_record + 1:
+            # No quote can be open this far into a record: find its end by line ends.
+            batch, pending, consumed = _skip_long(pending, base, read, rules, hasher)
+            yield batch
+            base += consumed
+            if pending is None or base >= stop:  # the input ended, or we are past stop
+                if out is not None:
+                    out.extend((base, pending or b""))
+                return
+
+
+def _long(starts: np.ndarray, ends: np.ndarray, max_record: int) -> dict[int, int]:
+    lengths = ends - starts
+    return {int(i): int(lengths[i]) for i in np.flatnonzero(lengths > max_record)}
+
+
+def _long_batch(head: bytes, base: int, length: int, rules: Rules) -> Batch:
+    """One over-long record, of which only the head is kept."""
+    keep = head[: 4 * KEEP]
+    stripped = keep.lstrip(b" \t\x0b\x0c")
+    kind = ROW if stripped and not (rules.comments and stripped[:1] == b"#") else (
+        COMMENT if stripped else BLANK)
+    if base < rules.data_start:
+        kind = PREAMBLE
+    return Batch(keep, base, np.array([0]), np.array([len(keep)]),
+                 np.array([kind], np.int8), {0: length})
+
+
+def _skip_long(pending: bytes, base: int, read: Read, rules: Rules, hasher):
+    """Read on to the end of an over-long record: (its batch, the bytes read after it or
+    None when the input ended inside it, the bytes it took with its line end)."""
+    head = pending[: 4 * KEEP]
+    seen = len(pending)  # bytes of the record read so far
+    if hasher is not None:
+        hasher.update(pending[:-1])
+    tail = pending[-1:]  # a CR last must see the byte after it
+    while True:
+        more = read(BLOCK)
+        if not more:
+            if hasher is not None:
+                hasher.update(tail)
+            return _long_batch(head, base, seen, rules), None, seen
+        chunk = tail + more
+        hits = [i for i in (chunk.find(b"\n"), chunk.find(b"\r")) if i >= 0]
+        e = min(hits) if hits else -1
+        if e < 0 or (e == len(chunk) - 1 and chunk[e] == _CR):
+            if hasher is not None:
+                hasher.update(chunk[:-1])
+            seen += len(more)
+            tail = chunk[-1:]
+            continue
+        after = e + 2 if chunk[e] == _CR and chunk[e + 1 : e + 2] == b"\n" else e + 1
+        length = seen - 1 + e  # chunk[0] is the record's byte number seen - 1
+        if hasher is not None:
+            hasher.update(chunk[:after])
+        return _long_batch(head, base, length, rules), chunk[after:], length + after - e
+
+
+class Pushback:
+    """A read(n) function over a stream, with bytes read too far handed back."""
+
+    def __init__(self, read: Read):
+        self._read = read
+        self._back = b""
+
+    def unread(self, data: bytes) -> None:
+        self._back = data + self._back
+
+    def read(self, n: int) -> bytes:
+        if self._back:
+            out, self._back = self._back[:n], self._back[n:]
+            return out
+        return self._read(n)
+
+
+def count(read: Read, start: int, stop: int, rules: Rules, stream: Pushback | None = None
+          ) -> Scan:
+    """Rows among the records starting in [start, stop), the next record start at or after
+    stop, and the sha256 of the bytes in between (what a range of the plan holds). With a
+    Pushback `stream`, the bytes read past that start are handed back to it."""
+    hasher = hashlib.sha256()
+    out: list = []
+    rows = 0
+    quotes = False
+    for batch in iter_batches(read, start, stop, rules, hasher=hasher, out=out):
+        rows += int(np.count_nonzero(batch.kinds == ROW))
+        quotes = quotes or b'"' in batch.data
+    if stream is not None and out and out[1]:
+        stream.unread(out[1])
+    return Scan(out[0] if out else start, rows, hasher.hexdigest(), quotes)

@@ -1,0 +1,324 @@
+"""Where bytes live: local paths and fsspec URLs behind one small interface.
+
+`--input` and `--output` take local paths or URLs (`s3://`, `gs://`, `file://`, and
+`http(s)://` for inputs). Credentials and endpoints come the way each store's library finds
+them (for S3 the AWS environment variables and config files, AWS_ENDPOINT_URL included),
+never from our options. A URL may still carry secrets (`user:password@`, a signed query
+string): `redact` gives the form that may be written down anywhere (manifest, logs, stats,
+results); the URL itself only ever travels inside tasks.
+
+Writes are whole or absent: on local disk through a temporary sibling that is fsynced,
+renamed into place, and its folder fsynced (a rename alone can leave an empty file after a
+power cut); on an object store as one PUT.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+import sys
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from pipeline.errors import InputError, RunFailed, UsageError
+
+READ_STEP = 8 << 20
+
+
+def is_url(text: str) -> bool:
+    """True for 'scheme://...' with a scheme of two letters or more (not 'C:\\...')."""
+    scheme, sep, _ = text.partition("://")
+    return bool(sep) and len(scheme) > 1 and scheme.replace("+", "").isalnum()
+
+
+def redact(text: str) -> str:
+    """A path or URL with its secrets removed: no user:password@, no query, no fragment."""
+    if not is_url(text):
+        return text
+    parts = urlsplit(text)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def why(exc: OSError) -> str:
+    """An OSError's words without its errno number and path."""
+    if exc.errno == errno.EROFS:
+        return "read-only file system"
+    if exc.errno == errno.ENOSPC:
+        return "no space left on device"
+    return exc.strerror or str(exc) or type(exc).__name__
+
+
+class Location:
+    """A file or folder on local disk or in an fsspec store."""
+
+    def __init__(self, text: str):
+        self.url = text
+        self.local = not is_url(text) or text.startswith("file://")
+        if self.local:
+            raw = text[len("file://"):] if text.startswith("file://") else text
+            self.path = os.path.abspath(raw)
+            self.shown = text
+        else:
+            self.path = ""
+            self.shown = redact(text)
+        self._fs = None
+
+    def __repr__(self) -> str:
+        return f"Location({self.shown!r})"
+
+    def __getstate__(self) -> dict:
+        return {"url": self.url, "local": self.local, "path": self.path, "shown": self.shown}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._fs = None
+
+    # fsspec -------------------------------------------------------------------------
+
+    @property
+    def fs(self):
+        """The fsspec filesystem of a URL (created on first use, in the process using it)."""
+        if self._fs is None:
+            import fsspec
+
+            try:
+                self._fs, self.path = fsspec.core.url_to_fs(self.url)
+            except (ImportError, ValueError) as exc:
+                raise UsageError(f"{self.shown}: {exc}") from None
+        return self._fs
+
+    def child(self, name: str) -> Location:
+        """A file or folder inside this folder."""
+        if self.local:
+            return Location(os.path.join(self.path, name))
+        base = self.url.rstrip("/")
+        loc = Location(f"{base}/{name}")
+        loc._fs = self._fs
+        if self._fs is not None:
+            loc.path = f"{self.path.rstrip('/')}/{name}"
+        return loc
+
+    @property
+    def name(self) -> str:
+        return os.path.basename((self.path if self.local else urlsplit(self.url).path)
+                                .rstrip("/"))
+
+    # Reading ------------------------------------------------------------------------
+
+    def size(self) -> int:
+        if self.local:
+            return os.stat(self.path).st_size
+        return int(self.fs.info(self.path)["size"])
+
+    def identity(self) -> dict:
+        """What changes when the file is replaced or edited: size and mtime (or ETag)."""
+        if self.local:
+            st = os.stat(self.path)
+            return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
+        info = self.fs.info(self.path)
+        return {"size": int(info.get("size", 0)),
+                "etag": str(info.get("ETag") or info.get("etag") or info.get("md5Hash")
+                            or info.get("mtime") or info.get("LastModified") or "")}
+
+    def read_at(self, offset: int, n: int) -> bytes:
+        """n bytes at an offset (fewer at the end)."""
+        if self.local:
+            fd = os.open(self.path, os.O_RDONLY)
+            try:
+                return os.pread(fd, n, offset)
+            finally:
+                os.close(fd)
+        return self.fs.cat_file(self.path, start=offset, end=offset + n)
+
+    @contextlib.contextmanager
+    def span(self, start: int, end: int | None = None):
+        """A read(n) function over bytes [start, end) (to the end of the file for None)."""
+        if self.local:
+            f = open(self.path, "rb", buffering=0)
+            f.seek(start)
+        else:
+            f = self.fs.open(self.path, "rb", block_size=READ_STEP, cache_type="none")
+            f.seek(start)
+        left = [None if end is None else end - start]
+
+        def read(n: int) -> bytes:
+            if left[0] is not None:
+                n = min(n, left[0])
+                if n <= 0:
+                    return b""
+            out = f.read(n)
+            if left[0] is not None:
+                left[0] -= len(out)
+            return out
+
+        try:
+            yield read
+        finally:
+            f.close()
+
+    def open_stream(self):
+        """A binary file object for reading from the start."""
+        if self.local:
+            return open(self.path, "rb")
+        return self.fs.open(self.path, "rb", block_size=READ_STEP)
+
+    def kind(self) -> str:
+        """'file' (seekable, re-readable), 'stream' (read once: a pipe, a FIFO, http), or
+        'missing' / 'folder'."""
+        if self.local:
+            try:
+                st = os.stat(self.path)
+            except FileNotFoundError:
+                return "missing"
+            except OSError as exc:
+                raise InputError(f"{self.shown}: cannot be read ({why(exc)})") from None
+            if stat.S_ISDIR(st.st_mode):
+                return "folder"
+            return "file" if stat.S_ISREG(st.st_mode) else "stream"
+        if urlsplit(self.url).scheme in ("http", "https"):
+            return "stream"
+        try:
+            info = self.fs.info(self.path)
+        except FileNotFoundError:
+            return "missing"
+        except OSError as exc:
+            raise InputError(f"{self.shown}: cannot be read ({why(exc)})") from None
+        return "folder" if info.get("type") == "directory" else "file"
+
+    # Folders and writing ------------------------------------------------------------
+
+    def exists(self) -> bool:
+        if self.local:
+            return os.path.exists(self.path)
+        return self.fs.exists(self.path)
+
+    def is_dir(self) -> bool:
+        if self.local:
+            return os.path.isdir(self.path)
+        try:
+            return self.fs.isdir(self.path)
+        except OSError:
+            return False
+
+    def listdir(self) -> list[str]:
+        """Names in this folder ([] when it does not exist)."""
+        if self.local:
+            try:
+                return sorted(os.listdir(self.path))
+            except (FileNotFoundError, NotADirectoryError):
+                return []
+        try:
+            self.fs.invalidate_cache(self.path)
+            entries = self.fs.ls(self.path, detail=False)
+        except FileNotFoundError:
+            return []
+        return sorted({e.rstrip("/").rsplit("/", 1)[-1] for e in entries})
+
+    def makedirs(self) -> None:
+        if self.local:
+            os.makedirs(self.path, exist_ok=True)
+        else:
+            self.fs.makedirs(self.path, exist_ok=True)
+
+    def read_bytes(self) -> bytes:
+        if self.local:
+            with open(self.path, "rb") as f:
+                return f.read()
+        return self.fs.cat_file(self.path)
+
+    def remove(self) -> None:
+        """Delete a file (nothing when it is absent)."""
+        try:
+            if self.local:
+                os.unlink(self.path)
+            else:
+                self.fs.rm_file(self.path)
+        except FileNotFoundError:
+            pass
+
+    def remove_tree(self) -> None:
+        if self.local:
+            import shutil
+
+            shutil.rmtree(self.path, ignore_errors=True)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                self.fs.rm(self.path, recursive=True)
+
+    def write_atomic(self, data: bytes | Callable[[object], None],
+                     sync_folder: bool = True) -> None:
+        """Write a file whole or not at all (bytes, or a function writing to a binary file).
+
+        RunFailed (exit 3) with one line naming the file when the store refuses. Locally the
+        file is fsynced before its rename, and its folder after it unless `sync_folder` is
+        False (the caller then syncs the folder once for many files).
+        """
+        try:
+            if self.local:
+                _write_local(self.path, data, sync_folder)
+            else:
+                if callable(data):
+                    import io
+
+                    buf = io.BytesIO()
+                    data(buf)
+                    data = buf.getvalue()
+                self.fs.pipe_file(self.path, data)
+        except OSError as exc:
+            raise RunFailed(f"cannot write {self.shown}: {why(exc)}") from None
+
+    def sync(self) -> None:
+        """Make the renames in this (local) folder durable."""
+        if self.local:
+            fsync_dir(self.path)
+
+
+def _write_local(path: str, data, sync_folder: bool = True) -> None:
+    folder, name = os.path.split(path)
+    # A name of its own per attempt: two attempts of one task may write at the same time.
+    tmp = os.path.join(folder, f".{name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            if callable(data):
+                data(f)
+            else:
+                f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    if sync_folder:
+        fsync_dir(folder)
+
+
+def fsync_dir(path: str) -> None:
+    """fsync a folder, so the names created in it survive a power cut."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def stdin_stream():
+    """Standard input as a binary stream."""
+    return sys.stdin.buffer
+
+
+def as_location(text: str | Path | Location) -> Location:
+    return text if isinstance(text, Location) else Location(str(text))

@@ -1,0 +1,65 @@
+"""The messages between the parent and its workers: the tasks, and what a Solve returns.
+
+Small and picklable on purpose: a task describes work (an input's URL, byte bounds, first
+row, expected hash), it never carries rows. The planning tasks live with the plan
+(pipeline.plan: Piece, Sweep); what a worker does with any task is pipeline.worker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pipeline.layout import Layout
+from pipeline.plan import Range
+from pipeline.storage import Location
+from pipeline.tally import Tally
+
+
+@dataclass(frozen=True)
+class Spill:
+    """Copy an input that can be read only once (gzip, http) to `dest`, decompressed."""
+
+    source: Location
+    dest: Location
+    gzipped: bool
+    name: str
+
+
+@dataclass(frozen=True)
+class Solve:
+    """Solve one range of an input and write its part."""
+
+    range: Range
+    location: Location
+    layout: Layout
+    source: str  # the `source` column's value
+    results: Location  # the run's results/ folder
+    carried: tuple[str, ...]  # the run's carried columns (every part has the same schema)
+    expected: bool  # whether the run's parts have an expected_solution column
+    limit: int
+    timings: bool
+    window: tuple[int, int] | None = None  # a probe: solve these rows only, write nothing
+    poisoned: tuple[tuple[int, str], ...] = ()  # (row in range, reason): error, not solved
+
+    def __str__(self) -> str:
+        r = self.range
+        what = f"rows {r.first_row}..{r.first_row + r.rows - 1}" if r.rows else "no rows"
+        if self.window:
+            what = f"rows {r.first_row + self.window[0]}..{r.first_row + self.window[1] - 1}"
+        return f"part {r.part} ({self.source}, {what})"
+
+
+@dataclass
+class Figures:
+    """What a Solve returns: enough to merge the run's stats, nothing per row."""
+
+    part: int
+    input: int
+    rows: int
+    tally: Tally
+    seconds: float  # the task's wall time in the worker
+    solve_seconds: float  # of which in the engine
+    pid: int = 0
+    host: str = ""
+    cycles_per_us: float | None = None
+    timings: dict[str, float] = field(default_factory=dict)

@@ -1,0 +1,200 @@
+"""A worker's whole job: a task in, its part written, a few figures out.
+
+    Piece, Sweep   planning: find, count and hash the records of a range (pipeline.plan)
+    Spill          copy an input that can be read only once into the run folder
+    Solve          a range -> read -> encode -> solve -> check -> grade -> its part
+
+The same `execute` runs in the local pool's processes and on Dask workers. A Solve reads
+its input and writes its part itself (temporary name, fsync, rename; one PUT on an object
+store) and returns a `Figures`: counts, histograms, seconds. No row goes back.
+
+A Solve with a `window` is a probe: it solves only those rows and writes nothing; the
+scheduler uses probes to find the row that kills a worker. `poisoned` rows are not given
+to the engine at all: they become `error` rows with their reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import signal
+import socket
+import time
+
+import numpy as np
+
+from pipeline import grade, plan, reader, solver
+from pipeline.errors import InputChanged, InputError, RunFailed
+from pipeline.plan import Range
+from pipeline.status import NULL, Status
+from pipeline.storage import Location, why
+from pipeline.tally import Tally
+from pipeline.tasks import Figures, Solve, Spill
+
+log = logging.getLogger("pipeline.worker")
+
+FAULT_ENV = "PIPELINE_FAULT_INJECT"  # test hook: "crash:<puzzle>" or "raise:<puzzle>"
+
+
+def execute(task):
+    """Run any task of the pipeline (this is what every executor calls)."""
+    if isinstance(task, Solve):
+        return solve(task)
+    if isinstance(task, plan.Piece):
+        return _reading(task.location, lambda: plan.scan_piece(task))
+    if isinstance(task, plan.Sweep):
+        return _reading(task.location, lambda: plan.sweep(task))
+    if isinstance(task, Spill):
+        return _spill(task)
+    raise TypeError(f"not a pipeline task: {task!r}")
+
+
+def _reading(loc: Location, fn):
+    try:
+        return fn()
+    except FileNotFoundError:
+        raise InputError(f"{loc.shown}: vanished during the run") from None
+    except OSError as exc:
+        raise InputError(f"{loc.shown}: read failed ({why(exc)})") from None
+
+
+def _spill(task: Spill) -> int:
+    with task.source.open_stream() as f:
+        return plan.spill(f, task.dest, task.gzipped, task.name)
+
+
+# ---------------------------------------------------------------------------------------
+# Solve
+
+
+_CYCLES: list[float | None] = []
+
+
+def cycle_rate() -> float | None:
+    """Cycles per microsecond of the counter the kernel reads (measured once a process)."""
+    if not _CYCLES:
+        from pipeline import engine
+
+        _CYCLES.append(engine.cycles_per_us())
+    return _CYCLES[0]
+
+
+def warm_up() -> None:
+    """Load every compiled step of a task and measure the clock, once per process."""
+    solver.warm_up()
+    reader.warm_up()
+    cycle_rate()
+
+
+def solve(task: Solve) -> Figures:
+    started = time.perf_counter()
+    r = task.range
+    hasher = hashlib.sha256()
+    rows = _reading(task.location, lambda: _read(task, hasher))
+    if hasher.hexdigest() != r.sha256 or rows.n != r.rows:
+        raise InputChanged(
+            f"{task.source} changed while the run read it (bytes {r.start:,}..{r.end:,} are "
+            f"not what was planned); run again to start over")
+    t_read = time.perf_counter()
+    offsets, data = arrow_buffers(rows.columns["puzzle"])
+    expected = None
+    if "expected_solution" in rows.columns:
+        e_offsets, e_data = arrow_buffers(rows.columns["expected_solution"])
+        present = np.diff(e_offsets) > 0
+        expected = (e_offsets, e_data, present)
+    skipped = dict(rows.reasons)
+    poisoned = dict(task.poisoned)
+    skipped.update(poisoned)
+    if task.window is not None:
+        lo, hi = task.window
+        for i in [*range(0, lo), *range(hi, rows.n)]:
+            skipped.setdefault(i, "outside the probe")
+    _maybe_fail(offsets, data, skipped)
+    outcome = solver.solve_buffers(offsets, data, task.limit, expected, task.timings, skipped)
+    for i, reason in poisoned.items():
+        outcome.status[i] = Status.ERROR
+        outcome.reasons[i] = reason
+    t_solve = time.perf_counter()
+    rate = cycle_rate() if task.timings else None
+    solve_us = None
+    if task.timings and outcome.cycles is not None and rate:
+        solve_us = np.where(outcome.cycles == NULL, np.nan, outcome.cycles / rate)
+    grades = grade.grade_codes(outcome)
+    tally = Tally()
+    tally.add(outcome.status, outcome.guesses, solve_us)
+    figures = Figures(r.part, r.input, rows.n, tally, 0.0, outcome.solve_seconds, os.getpid(),
+                      socket.gethostname(), rate)
+    if task.window is not None:
+        figures.seconds = time.perf_counter() - started
+        return figures
+    from pipeline import schema
+
+    table = schema.results_table(schema.results_schema(task.carried, task.expected), task.source, r.first_row, rows.columns, outcome,
+                                 grades, solve_us)
+    write_part(task.results, r, table)
+    done = time.perf_counter()
+    figures.seconds = done - started
+    figures.timings = {"read": t_read - started, "solve": t_solve - t_read,
+                       "write": done - t_solve}
+    log.debug("%s: %.3f s (read %.3f, solve %.3f, write %.3f)", task, figures.seconds,
+              t_read - started, t_solve - t_read, done - t_solve, extra={"part": r.part})
+    return figures
+
+
+def _read(task: Solve, hasher) -> reader.Rows:
+    r = task.range
+    with task.location.span(r.start, r.end) as read:
+        return reader.read_rows(read, r.start, r.end, task.layout, hasher)
+
+
+def write_part(results: Location, r: Range, table) -> None:
+    """A part, whole or absent: RunFailed (exit 3) when the store refuses it."""
+    import pyarrow.parquet as pq
+
+    from pipeline import folder, schema
+
+    meta = json.dumps({"input": r.input, "start": r.start, "end": r.end,
+                       "first_row": r.first_row, "rows": r.rows, "sha256": r.sha256})
+    table = table.replace_schema_metadata({folder.PART_META: meta.encode()})
+    options = schema.write_options(table.column_names)
+    loc = results.child(folder.part_name(r.part))
+    try:
+        loc.write_atomic(lambda f: pq.write_table(table, f, **options), sync_folder=False)
+    except RunFailed:
+        raise
+    except OSError as exc:
+        raise RunFailed(f"cannot write {loc.shown}: {why(exc)}") from None
+
+
+def arrow_buffers(arr) -> tuple[np.ndarray, np.ndarray]:
+    """A string array as Arrow-style (offsets, bytes) numpy arrays; nulls are empty."""
+    import pyarrow as pa
+
+    if arr.null_count:
+        arr = arr.fill_null("")
+    if arr.type != pa.large_string():
+        arr = arr.cast(pa.large_string())
+    _, offsets_buf, data_buf = arr.buffers()
+    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[arr.offset: arr.offset + len(arr) + 1]
+    data = (np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None
+            else np.zeros(0, np.uint8))
+    return offsets, data
+
+
+def _maybe_fail(offsets: np.ndarray, data: np.ndarray, skipped: dict[int, str]) -> None:
+    """Fail on purpose on a named puzzle, so tests can do the bad thing for real."""
+    spec = os.environ.get(FAULT_ENV)
+    if not spec:
+        return
+    how, _, puzzle = spec.partition(":")
+    needle = puzzle.encode()
+    starts = offsets[:-1]
+    for i in np.flatnonzero(np.diff(offsets) == len(needle)).tolist():
+        if i in skipped:
+            continue
+        if data[starts[i]: starts[i] + len(needle)].tobytes() == needle:
+            if how == "crash":
+                os.kill(os.getpid(), signal.SIGKILL)
+            raise RuntimeError(f"injected fault on puzzle {puzzle[:12]}...")
