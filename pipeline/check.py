@@ -54,34 +54,44 @@ def is_solution_numpy(puzzles: np.ndarray, solutions: np.ndarray) -> np.ndarray:
     return is_complete_grid(solutions) & keeps_givens(puzzles, solutions)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _is_solution(puzzles, solutions):
+    # Band by band: a row's nine digits as one bit mask each, the three boxes of the band
+    # as three masks, the columns as nine running masks. Flags are OR-ed, no early exits:
+    # the loop stays simple enough for the compiler to keep everything in registers.
     n = solutions.shape[0]
     out = np.zeros(n, dtype=np.bool_)
-    rows = np.zeros(9, dtype=np.int64)
-    cols = np.zeros(9, dtype=np.int64)
-    boxes = np.zeros(9, dtype=np.int64)
+    cols = np.zeros(9, np.int32)
     for i in range(n):
-        rows[:] = 0
-        cols[:] = 0
-        boxes[:] = 0
-        ok = True
-        for s in range(81):
-            d = solutions[i, s]
-            given = puzzles[i, s]
-            if d < 1 or d > 9 or (given != 0 and given != d):
-                ok = False
-                break
-            r = s // 9
-            c = s % 9
-            bit = 1 << d
-            rows[r] |= bit
-            cols[c] |= bit
-            boxes[(r // 3) * 3 + c // 3] |= bit
-        if ok:
-            for k in range(9):
-                if rows[k] != _ALL_DIGITS or cols[k] != _ALL_DIGITS or boxes[k] != _ALL_DIGITS:
-                    ok = False
-                    break
-        out[i] = ok
+        p = puzzles[i]
+        q = solutions[i]
+        bad = np.int32(0)
+        for c in range(9):
+            cols[c] = 0
+        for band in range(3):
+            box0 = np.int32(0)
+            box1 = np.int32(0)
+            box2 = np.int32(0)
+            for r in range(3):
+                base = (band * 3 + r) * 9
+                row = np.int32(0)
+                for c in range(9):
+                    d = np.int32(q[base + c])
+                    g = np.int32(p[base + c])
+                    bad |= ((d - 1) | (9 - d)) >> 31  # d outside 1..9
+                    bad |= (g != 0) & (g != d)  # a given changed
+                    bit = np.int32(1) << (d & 15)
+                    row |= bit
+                    cols[c] |= bit
+                    if c < 3:
+                        box0 |= bit
+                    elif c < 6:
+                        box1 |= bit
+                    else:
+                        box2 |= bit
+                bad |= row ^ _ALL_DIGITS
+            bad |= (box0 ^ _ALL_DIGITS) | (box1 ^ _ALL_DIGITS) | (box2 ^ _ALL_DIGITS)
+        for c in range(9):
+            bad |= cols[c] ^ _ALL_DIGITS
+        out[i] = bad == 0
     return out

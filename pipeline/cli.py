@@ -39,7 +39,9 @@ unusable input; 3 the run failed (write error, full disk); 130/143 stopped by Ct
 
 
 def _fail(exc: PipelineError) -> typer.Exit:
-    typer.echo(f"pipeline: error: {exc}", err=True)
+    from pipeline.storage import scrub
+
+    typer.echo(f"pipeline: error: {scrub(str(exc))}", err=True)
     return typer.Exit(exc.exit_code)
 
 

@@ -71,33 +71,60 @@ def encode_buffers(offsets: np.ndarray, data: np.ndarray) -> tuple[Batch, dict[i
     grids = np.zeros((n, SQUARES), dtype=np.uint8)
     if n == 0:
         return grids, {}
-    starts = offsets[:-1]
-    lengths = offsets[1:] - starts
-    fast = lengths == SQUARES
-    if fast.all():
-        # The common case: 81 bytes a row, back to back; a reshape, no gather.
-        base = int(offsets[0])
-        fast_rows = np.arange(n)
-        digits = _BYTE_TO_DIGIT[data[base : base + n * SQUARES].reshape(n, SQUARES)]
-    else:
-        fast_rows = np.flatnonzero(fast)
-        # Gather the 81 bytes of every row of the right length in one fancy index.
-        digits = _BYTE_TO_DIGIT[data[starts[fast_rows, None] + np.arange(SQUARES)]]
-    if len(fast_rows):
-        clean = (digits != NOT_A_DIGIT).all(axis=1)
-        grids[fast_rows[clean]] = digits[clean]
-        fast[fast_rows[~clean]] = False
+    slow = np.flatnonzero(_encode_rows(data, offsets, grids))
     reasons: dict[int, str] = {}
     # The slow path: rows of another length or with a stray character. Most are malformed;
     # some only carry whitespace around the 81 characters.
-    for i in np.flatnonzero(~fast).tolist():
-        text = bytes(data[starts[i] : starts[i] + lengths[i]])
+    for i in slow.tolist():
+        text = bytes(data[offsets[i]: offsets[i + 1]])
         grid, why = _encode_one(text)
         if why is None:
             grids[i] = grid
         else:
             reasons[i] = why
     return grids, reasons
+
+
+@njit(cache=True, nogil=True)
+def _encode_rows(data, offsets, grids):
+    """Digits of every row of 81 digits or dots into `grids`; (N,) bool: rows not like that."""
+    n = len(offsets) - 1
+    slow = np.zeros(n, dtype=np.bool_)
+    for i in range(n):
+        start = offsets[i]
+        if offsets[i + 1] - start != 81:
+            slow[i] = True
+            continue
+        for c in range(81):
+            b = data[start + c]
+            if b == 46:
+                grids[i, c] = 0
+            elif b >= 48 and b <= 57:
+                grids[i, c] = b - 48
+            else:
+                slow[i] = True
+                break
+        if slow[i]:
+            grids[i, :] = 0
+    return slow
+
+
+@njit(cache=True, nogil=True)
+def same_text(offsets, data, grids):
+    """(N,) bool: string i (Arrow-style offsets and bytes) is grid i written as 81 digits."""
+    n = grids.shape[0]
+    out = np.zeros(n, dtype=np.bool_)
+    for i in range(n):
+        start = offsets[i]
+        if offsets[i + 1] - start != 81:
+            continue
+        ok = True
+        for c in range(81):
+            if data[start + c] != grids[i, c] + 48:
+                ok = False
+                break
+        out[i] = ok
+    return out
 
 
 def _encode_one(raw: bytes) -> tuple[Grid | None, str | None]:

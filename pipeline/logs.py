@@ -15,6 +15,8 @@ import sys
 import tempfile
 import time
 
+from pipeline.storage import scrub
+
 
 class JsonLines(logging.Formatter):
     """One JSON object per record: time, level, run id, chunk, pid, message."""
@@ -32,11 +34,18 @@ class JsonLines(logging.Formatter):
             "part": getattr(record, "part", None),
             "pid": record.process,
             "logger": record.name,
-            "message": record.getMessage(),
+            "message": scrub(record.getMessage()),
         }
         if record.exc_info:
-            entry["exc"] = self.formatException(record.exc_info)
+            entry["exc"] = scrub(self.formatException(record.exc_info))
         return json.dumps(entry)
+
+
+class _Console(logging.Formatter):
+    """Warnings on stderr, with the secrets of URLs removed."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return scrub(super().format(record))
 
 
 _REMOTE: list = []  # (local temporary file, its location in the store) while a run logs
@@ -67,7 +76,7 @@ def setup(run_folder, run_id: str, level: str = "INFO", quiet: bool = False) -> 
     if not quiet:
         console = logging.StreamHandler(sys.stderr)
         console.setLevel(logging.WARNING)
-        console.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+        console.setFormatter(_Console("%(levelname)s %(message)s"))
         console._pipeline = True
         root.addHandler(console)
 

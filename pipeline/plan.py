@@ -99,13 +99,13 @@ def resolve(patterns: list[str]) -> list[str]:
     for pattern in patterns:
         if pattern == "-":
             found.append(pattern)
-        elif storage.is_url(pattern) and glob.has_magic(pattern.split("://", 1)[1]):
+        elif _url_glob(pattern):
             loc = Location(pattern)
             proto = pattern.split("://", 1)[0]
             matches = sorted(loc.fs.glob(loc.path))
             if not matches:
                 raise InputError(f"{loc.shown}: no file matches")
-            found.extend(f"{proto}://{m}" for m in matches)
+            found.extend(m if "://" in m else f"{proto}://{m}" for m in matches)
         elif not storage.is_url(pattern) and glob.has_magic(pattern):
             matches = sorted(glob.glob(pattern))
             if not matches:
@@ -126,6 +126,13 @@ def resolve(patterns: list[str]) -> list[str]:
             seen.add(key)
             unique.append(p)
     return unique
+
+
+def _url_glob(pattern: str) -> bool:
+    """A URL with a glob in its path (an http URL's '?' starts its query: never a glob)."""
+    if not storage.is_url(pattern) or pattern.startswith(("http://", "https://")):
+        return False
+    return glob.has_magic(pattern.split("://", 1)[1])
 
 
 def stem(path: str) -> str:

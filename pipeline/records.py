@@ -66,6 +66,12 @@ def scan(buf, pos, stop, end, final, quotes, comments, data_start, max_record,
         following = -1
         while q < end:
             c = buf[q]
+            if c > _COMMA:  # a digit, a dot, a letter: nothing to decide (the common case)
+                if first < 0:
+                    first = c
+                field_start = False
+                q += 1
+                continue
             if c == _LF:
                 content_end = q
                 following = q + 1

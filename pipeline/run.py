@@ -18,6 +18,7 @@ import importlib.metadata
 import logging
 import os
 import platform
+import resource
 import signal
 import socket
 import sys
@@ -52,6 +53,8 @@ class Summary:
     resumed_rows: int = 0
     fail_on: list[str] = field(default_factory=list)
     steady_seconds: float = 0.0  # from warm workers to the last part: start-up aside
+    cpu_seconds: float = 0.0  # this process's own CPU time (not its workers')
+    worker_cpu_seconds: float = 0.0  # the workers' CPU time on this run's ranges
     processed_files: list[str] = field(default_factory=list)  # --incremental
     skipped_files: list[str] = field(default_factory=list)  # --incremental
 
@@ -80,6 +83,8 @@ class Summary:
             "steady_seconds": round(self.steady_seconds, 3),
             "steady_rows_per_second": round(self.new_rows / self.steady_seconds, 1)
             if self.steady_seconds > 0 else 0.0,
+            "cpu_seconds": round(self.cpu_seconds, 3),
+            "worker_cpu_seconds": round(self.worker_cpu_seconds, 3),
             "already_done": self.already_done, "resumed_rows": self.resumed_rows,
             "exit_code": self.exit_code, "failing": self.failing,
             "processed_files": self.processed_files, "skipped_files": self.skipped_files,
@@ -245,6 +250,7 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
                                             "definition": definition,
                                             "plan": [r.as_list() for r in ranges]})
     worker_seconds = [0.0] * len(inputs)
+    worker_cpu = [0.0]
     part_seconds: list[float] = []  # engine µs per row of each part, for the stats
 
     def tasks() -> Iterator[Solve]:
@@ -258,6 +264,7 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
     def on_done(figures: Figures) -> None:
         tallies[figures.input].merge(figures.tally)
         worker_seconds[figures.input] += figures.seconds
+        worker_cpu[0] += figures.cpu_seconds
         if figures.rows:
             part_seconds.append(figures.solve_seconds / figures.rows * 1e6)
         hooks.on_rows(figures.rows)
@@ -285,6 +292,7 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
                       resumed_rows=resumed, fail_on=settings.fail_on,
                       steady_seconds=time.perf_counter() - t_ready)
     summary.counts.update(total.count_of())
+    summary.worker_cpu_seconds = worker_cpu[0]
     run_folder.sync()
     stats = _stats(inputs, settings, summary, tallies, total, worker_seconds, part_seconds,
                    started, run_id, executor.workers)
@@ -304,6 +312,8 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
     run_folder.write_json(folder.SUCCESS, {"run_id": run_id, "rows": summary.rows})
     run_folder.child(folder.SPILL).remove_tree()
     log.info("finished: %d rows in %.2f s", summary.rows, wall)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    summary.cpu_seconds = usage.ru_utime + usage.ru_stime
     return summary
 
 

@@ -105,9 +105,10 @@ def results_table(schema: pa.Schema, source: str, first_row: int, columns: dict[
     }
     if EXPECTED in schema.names and EXPECTED in columns:
         wanted = columns[EXPECTED]
-        same = _same_text(wanted, text, has)
-        cols[EXPECTED] = pc.if_else(pa.array(same), pa.scalar(None, wanted.type), wanted) \
-            if same.any() else wanted
+        same = outcome.expected_same
+        if same is not None and same.any():
+            wanted = pc.if_else(pa.array(same), pa.scalar(None, wanted.type), wanted)
+        cols[EXPECTED] = wanted
     for f in schema:
         if f.name not in cols:
             got = columns.get(f.name)
@@ -117,29 +118,6 @@ def results_table(schema: pa.Schema, source: str, first_row: int, columns: dict[
 
 def _as(arr: pa.Array, type_: pa.DataType) -> pa.Array:
     return arr if arr.type == type_ else arr.cast(type_)
-
-
-def _same_text(wanted: pa.Array, solution_text: np.ndarray, has: np.ndarray) -> np.ndarray:
-    """(N,) bool: the expected solution is the same 81 bytes as our solution."""
-    import pyarrow as pa
-
-    n = len(wanted)
-    if n == 0:
-        return np.zeros(0, dtype=bool)
-    arr = wanted.cast(pa.large_string()) if wanted.type != pa.large_string() else wanted
-    validity, offsets_buf, data_buf = arr.buffers()
-    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[arr.offset: arr.offset + n + 1]
-    lengths = np.diff(offsets)
-    same = has & (lengths == 81)
-    if validity is not None:
-        same &= np.asarray(arr.is_valid(), dtype=bool)
-    rows = np.flatnonzero(same)
-    if len(rows) and data_buf is not None:
-        data = np.frombuffer(data_buf, dtype=np.uint8)
-        got = data[offsets[rows, None] + np.arange(81)]
-        mine = solution_text.view(np.uint8).reshape(-1, 81)[rows]
-        same[rows] = (got == mine).all(axis=1)
-    return same
 
 
 def _reasons(reasons: dict[int, str], n: int) -> pa.Array:

@@ -27,6 +27,7 @@ class Outcome:
     reasons: dict[int, str] = field(default_factory=dict)
     cycles: np.ndarray | None = None  # (N,) int64 CPU cycles in the kernel, NULL if not run
     solve_seconds: float = 0.0  # wall time of the engine call for the whole batch
+    expected_same: np.ndarray | None = None  # (N,) bool: the expected text is our solution's
 
     def __len__(self) -> int:
         return len(self.status)
@@ -90,33 +91,50 @@ def solve_grids(
     guesses = np.full(n, NULL, dtype=np.int64)
     cycles = np.full(n, NULL, dtype=np.int64) if timings else None
 
-    readable = np.ones(n, dtype=bool)
-    readable[list(reasons)] = False
-    rows = np.flatnonzero(readable)
-    clashes = grid.find_clashes(grids[rows])
-    clash_rows = rows[list(clashes)] if clashes else np.zeros(0, dtype=np.intp)
-    status[clash_rows] = Status.INVALID
-    reasons.update({int(rows[i]): why for i, why in clashes.items()})
-
-    todo = np.setdiff1d(rows, clash_rows, assume_unique=True)
+    if reasons:
+        readable = np.ones(n, dtype=bool)
+        readable[list(reasons)] = False
+        todo = np.flatnonzero(readable)
+        batch = np.ascontiguousarray(grids[todo])
+    else:  # the common case: every row a puzzle, solved in place, no copies
+        todo = None
+        batch = np.ascontiguousarray(grids)
     started = time.perf_counter()
-    sol, count, effort, ticks = engine.solve_batch(
-        np.ascontiguousarray(grids[todo]), limit=limit, timings=timings
-    )
+    sol, count, effort, ticks = engine.solve_batch(batch, limit=limit, timings=timings)
     solve_seconds = time.perf_counter() - started
-    solutions[todo] = sol
-    guesses[todo] = effort
+    where = slice(None) if todo is None else todo
+    solutions[where] = sol
+    guesses[where] = effort
     if cycles is not None and ticks is not None:
-        cycles[todo] = ticks
+        cycles[where] = ticks
     found = count > 0
-    status[todo] = np.where(found, np.where(count >= 2, Status.MULTIPLE, Status.SOLVED),
-                            Status.UNSOLVABLE)
+    status[where] = np.where(found, np.where(count >= 2, Status.MULTIPLE, Status.SOLVED),
+                             Status.UNSOLVABLE)
     # In first-solution mode a found solution proves nothing about uniqueness.
-    n_solutions[todo] = count if limit >= 2 else np.where(found, NULL, 0)
+    n_solutions[where] = count if limit >= 2 else np.where(found, NULL, 0)
+    rows = np.arange(n) if todo is None else todo
+
+    # Givens that repeat a digit leave the engine no solution: only those rows are looked
+    # at for a clash (by grid.py, which shares nothing with the engine).
+    none = rows[~found]
+    if len(none):
+        clashes = grid.find_clashes(grids[none])
+        for i, why in clashes.items():
+            r = int(none[i])
+            status[r] = Status.INVALID
+            reasons[r] = why
+            n_solutions[r] = NULL
+            guesses[r] = NULL
+            if cycles is not None:
+                cycles[r] = NULL
 
     # Trust nothing the engine says without the independent checker's word.
-    solved_rows = todo[found]
-    wrong = solved_rows[~check.is_solution(grids[solved_rows], solutions[solved_rows])]
+    solved_rows = rows[found]
+    verdict = check.is_solution(grids if todo is None else grids[solved_rows],
+                                solutions if todo is None else solutions[solved_rows])
+    if todo is None:
+        verdict = verdict[found]
+    wrong = solved_rows[~verdict]
     for i in wrong.tolist():
         status[i] = Status.ERROR
         reasons[i] = "the engine returned a grid that fails the independent check"
@@ -139,18 +157,28 @@ def _expected_match(
     Agreeing means equal to our solution; for a puzzle with several solutions, being one of
     them. Rows we could not read or solve (malformed, error) get NULL: no verdict.
     """
-    wanted, bad = grid.encode_buffers(offsets, data)
-    match = np.zeros(len(puzzles), dtype=np.int8)
-    equal = (wanted == outcome.solutions).all(axis=1) & outcome.has_solution()
-    match[equal] = 1
-    multiple = np.flatnonzero(outcome.status == Status.MULTIPLE)
-    if len(multiple):
-        match[multiple[check.is_solution(puzzles[multiple], wanted[multiple])]] = 1
-    if bad:
-        match[list(bad)] = 0
-    match[~np.asarray(present, dtype=bool)] = NULL
+    has = outcome.has_solution()
+    present = np.asarray(present, dtype=bool)
+    # Most rows of a data set agree byte for byte: compared as text, not encoded.
+    same = grid.same_text(offsets, data, outcome.solutions) & has & present
+    match = np.where(same, 1, 0).astype(np.int8)
+    rest = np.flatnonzero(~same & has & present)
+    if len(rest):
+        lo, hi = offsets[rest], offsets[rest + 1]
+        sub = np.concatenate([[0], np.cumsum(hi - lo)])
+        picked = np.concatenate([data[a:b] for a, b in zip(lo.tolist(), hi.tolist(),
+                                                           strict=True)])
+        wanted, bad = grid.encode_buffers(sub, picked)
+        ok = (wanted == outcome.solutions[rest]).all(axis=1)
+        multiple = outcome.status[rest] == Status.MULTIPLE
+        if multiple.any():
+            ok[multiple] = check.is_solution(puzzles[rest[multiple]], wanted[multiple])
+        ok[list(bad)] = False
+        match[rest] = ok
+    match[~present] = NULL
     no_verdict = (outcome.status == Status.MALFORMED) | (outcome.status == Status.ERROR)
     match[no_verdict] = NULL
+    outcome.expected_same = same
     return match
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import stat
 import sys
 import uuid
@@ -44,6 +45,15 @@ def redact(text: str) -> str:
     if parts.port:
         host = f"{host}:{parts.port}"
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+_USERINFO = re.compile(r"\b([a-zA-Z][\w+.-]*://)[^/\s@]*@")
+_QUERY = re.compile(r"\b([a-zA-Z][\w+.-]*://[^\s?#'\"]*)[?#][^\s'\"]*")
+
+
+def scrub(text: str) -> str:
+    """Any text with the secrets of the URLs in it removed (for messages from libraries)."""
+    return _QUERY.sub(r"\1", _USERINFO.sub(r"\1", text))
 
 
 def why(exc: OSError) -> str:

@@ -59,6 +59,7 @@ class Figures:
     tally: Tally
     seconds: float  # the task's wall time in the worker
     solve_seconds: float  # of which in the engine
+    cpu_seconds: float = 0.0  # the worker's CPU time for the task
     pid: int = 0
     host: str = ""
     cycles_per_us: float | None = None

@@ -90,6 +90,7 @@ def warm_up() -> None:
 
 def solve(task: Solve) -> Figures:
     started = time.perf_counter()
+    cpu = time.process_time()
     r = task.range
     hasher = hashlib.sha256()
     rows = _reading(task.location, lambda: _read(task, hasher))
@@ -124,8 +125,9 @@ def solve(task: Solve) -> Figures:
     grades = grade.grade_codes(outcome)
     tally = Tally()
     tally.add(outcome.status, outcome.guesses, solve_us)
-    figures = Figures(r.part, r.input, rows.n, tally, 0.0, outcome.solve_seconds, os.getpid(),
-                      socket.gethostname(), rate)
+    figures = Figures(part=r.part, input=r.input, rows=rows.n, tally=tally, seconds=0.0,
+                      solve_seconds=outcome.solve_seconds, pid=os.getpid(),
+                      host=socket.gethostname(), cycles_per_us=rate)
     if task.window is not None:
         figures.seconds = time.perf_counter() - started
         return figures
@@ -136,6 +138,7 @@ def solve(task: Solve) -> Figures:
     write_part(task.results, r, table)
     done = time.perf_counter()
     figures.seconds = done - started
+    figures.cpu_seconds = time.process_time() - cpu
     figures.timings = {"read": t_read - started, "solve": t_solve - t_read,
                        "write": done - t_solve}
     log.debug("%s: %.3f s (read %.3f, solve %.3f, write %.3f)", task, figures.seconds,

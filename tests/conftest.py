@@ -226,3 +226,54 @@ def read_input(path, range_bytes: int | None = None, puzzle_column=None, solutio
     one, other = frame(whole), frame(ranged)
     assert one.equals(other), (one, other)
     return one, reasons, inp.layout
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory):
+    """A real S3-protocol server (moto's) on loopback, as s3fs's own tests use; yields the
+    environment that points the AWS libraries at it (AWS_ENDPOINT_URL and credentials)."""
+    import socket
+    import time
+
+    pytest.importorskip("s3fs")
+    server = Path(sys.executable).with_name("moto_server")
+    if not server.exists():
+        pytest.skip(f"no moto_server at {server}")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = open(tmp_path_factory.mktemp("moto") / "moto.log", "w")  # noqa: SIM115
+    proc = subprocess.Popen([str(server), "-H", "127.0.0.1", "-p", str(port)], stdout=log,
+                            stderr=log, start_new_session=True)
+    env = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "testing",
+           "AWS_SECRET_ACCESS_KEY": "testing-secret", "AWS_DEFAULT_REGION": "us-east-1"}
+    try:
+        deadline = time.time() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.time() > deadline or proc.poll() is not None:
+                    raise RuntimeError("moto_server did not start") from None
+                time.sleep(0.1)
+        yield env
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        log.close()
+
+
+@pytest.fixture
+def s3(s3_server, monkeypatch):
+    """An s3fs filesystem on the test server, with a fresh bucket; (fs, bucket)."""
+    import uuid
+
+    import s3fs
+
+    for k, v in s3_server.items():
+        monkeypatch.setenv(k, v)
+    fs = s3fs.S3FileSystem()
+    bucket = f"b-{uuid.uuid4().hex[:10]}"
+    fs.mkdir(bucket)
+    return fs, bucket

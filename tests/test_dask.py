@@ -193,14 +193,16 @@ def baseline(mixed, data_dir) -> SimpleNamespace:
 
 
 @pytest.fixture(scope="module")
-def cluster(mixed, data_dir):
+def cluster(mixed, data_dir, s3_server):
+    """A scheduler and two workers, started from another folder than the client's, with
+    the S3 server's environment (workers read inputs and write parts themselves)."""
     from distributed import Client
 
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
     procs: list[subprocess.Popen] = []
     logs = open(data_dir / "cluster.log", "w")  # noqa: SIM115
-    env = _env(**{FAULT_ENV: mixed.fault})  # the workers read the fault hook
+    env = _env(**{FAULT_ENV: mixed.fault}, **s3_server)  # the workers read the fault hook
 
     def start(*args: str) -> None:
         procs.append(subprocess.Popen([str(DASK), *args], stdout=logs, stderr=logs, env=env,
@@ -430,3 +432,51 @@ def test_cli_scheduler_lost_then_resumed(cluster, data_dir):
     assert again.summary["rows"] == n and again.summary["counts"]["solved"] == n
     rows = pl.read_parquet(out / "results" / "*.parquet").select("source", "row")
     assert rows.height == n and rows.unique().height == n
+
+
+def test_cli_s3_input_and_output_on_external_cluster(mixed, baseline, cluster, s3_server):
+    """Workers read the input from S3 and PUT their parts there; the client moves no row."""
+    import s3fs
+
+    env = _env(**{FAULT_ENV: mixed.fault}, **s3_server)
+    fs = s3fs.S3FileSystem(client_kwargs={"endpoint_url": s3_server["AWS_ENDPOINT_URL"]},
+                           key=s3_server["AWS_ACCESS_KEY_ID"],
+                           secret=s3_server["AWS_SECRET_ACCESS_KEY"])
+    fs.mkdir("dask-bucket")
+    fs.put_file(str(mixed.path), "dask-bucket/in/mixed.csv")
+    url_in, url_out = "s3://dask-bucket/in/mixed.csv", "s3://dask-bucket/out"
+    run = _cli(["-i", url_in, "-o", url_out, "--executor", "dask", "--scheduler",
+                cluster.address, *RUN_FLAGS], env)
+    assert run.code == baseline.code, run.stderr
+    assert run.summary["counts"] == baseline.summary["counts"]
+    files = sorted(fs.glob("dask-bucket/out/results/part-*.parquet"))
+    got = pl.concat([pl.read_parquet(fs.cat_file(f)) for f in files]).sort("row")
+    want = _results(baseline.out)
+    assert got["source"].unique().to_list() == [url_in]
+    assert got.drop("source", "solve_us").equals(want.drop("source", "solve_us"))
+    assert fs.exists("dask-bucket/out/_SUCCESS")
+
+
+def test_cli_client_killed_then_resumed(mixed, baseline, cluster, data_dir):
+    """kill -9 of the client mid-run; the same command resumes on the cluster."""
+    out = data_dir / "client-killed"
+    env = _env(**{FAULT_ENV: mixed.fault})
+    args = ["-i", str(mixed.path), "-o", str(out), "--executor", "dask", "--scheduler",
+            cluster.address, *[f if f != "40" else "10" for f in RUN_FLAGS]]
+    proc = subprocess.Popen([str(PIPELINE), "run", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env, cwd=REPO)
+    try:
+        deadline = time.monotonic() + 90
+        while len(list((out / "results").glob("part-*.parquet"))) < 4:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the run did not start writing parts"
+            time.sleep(0.02)
+        proc.kill()
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert not (out / "_SUCCESS").exists()
+    again = _cli(args, env)
+    assert again.summary["resumed_rows"] > 0
+    _assert_same_run(again, out, baseline, baseline.out)
