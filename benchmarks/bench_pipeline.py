@@ -37,7 +37,7 @@ RAW = ROOT.parent / "shared" / "data" / "raw"
 WORK = ROOT / "bench-results"
 BIN = Path(sys.executable).parent
 PIPELINE = [str(BIN / "pipeline")] if (BIN / "pipeline").exists() else [
-    sys.executable, "-m", "pipeline.cli"]
+    sys.executable, "-m", "pipeline"]
 
 
 def kaggle_csv(rows: int) -> Path:

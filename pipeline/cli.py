@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import signal
 import sys
 import time
@@ -13,7 +14,7 @@ from typing import Annotated
 import click
 import typer
 
-from pipeline.errors import Interrupted, PipelineError, Stopped, UsageError, raise_interrupted
+from pipeline.errors import Interrupted, PipelineError, Stopped, UsageError
 
 try:  # typer >= 0.22 vendors its own click; its exceptions are not click's
     from typer._click import exceptions as _tclick
@@ -40,6 +41,9 @@ unusable input; 3 the run failed (write error, full disk); 130/143 stopped by Ct
 
 def _fail(exc: PipelineError) -> typer.Exit:
     from pipeline.storage import scrub
+
+    if isinstance(exc, Stopped):
+        _stopped(exc)
 
     typer.echo(f"pipeline: error: {scrub(str(exc))}", err=True)
     return typer.Exit(exc.exit_code)
@@ -321,11 +325,22 @@ def report(
         raise _fail(exc) from None
 
 
+def _stopped(exc: Stopped) -> None:
+    """Say why, and leave at once: a second Ctrl-C in the interpreter's own shutdown (which
+    puts the default handler back) would otherwise kill the process after the line."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    typer.echo(f"pipeline: error: {exc}", err=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(exc.exit_code)
+
+
 def main() -> None:
     """Entry point: one line on stderr and an exit code for every failure, no traceback."""
-    # SIGTERM before the run installs its own handler (start-up, hashing the inputs) still
-    # ends with one line and 143, not a silent death.
-    signal.signal(signal.SIGTERM, raise_interrupted)
+    # A log line that cannot be written (a full disk) is not worth a traceback: the run
+    # says what is wrong when its own writes fail.
+    logging.raiseExceptions = False
     try:
         code = app(standalone_mode=False)
         if isinstance(code, int) and code:
@@ -346,16 +361,14 @@ def main() -> None:
     except _CLICK as exc:
         typer.echo(f"pipeline: error: {exc.format_message()}", err=True)
         sys.exit(exc.exit_code)
+    except Stopped as exc:
+        _stopped(exc)
     except PipelineError as exc:
         typer.echo(f"pipeline: error: {exc}", err=True)
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        typer.echo("pipeline: stopped by SIGINT", err=True)
-        sys.exit(130)
-    except Interrupted as stop:
-        exc = Stopped(stop.signum)
-        typer.echo(f"pipeline: error: {exc}", err=True)
-        sys.exit(exc.exit_code)
+    except (KeyboardInterrupt, Interrupted) as stop:
+        exc = Stopped(getattr(stop, "signum", signal.SIGINT))
+        _stopped(exc)
     except Exception as exc:  # the last line of defence: one line, no traceback
         # debug: never printed by logging's last-resort handler (no traceback on stderr)
         logging.getLogger("pipeline").debug("internal error", exc_info=True)

@@ -11,9 +11,9 @@
 
     WorkerLost                 (executors) the process running a task died: retried
 
-    Interrupted                a BaseException, raised by the SIGTERM handler so that no
-                               `except Exception` on the way mistakes it for a failure;
-                               the run turns it into Stopped once it has cleaned up
+    Interrupted                a BaseException, raised by the Ctrl-C and SIGTERM handler so
+                               that no `except Exception` on the way mistakes it for a
+                               failure; the run turns it into Stopped once it has cleaned up
 
     PuzzleError                the classic API's complaint about one board
     ├── MalformedPuzzle
@@ -75,8 +75,14 @@ class Interrupted(BaseException):
         self.signum = signum
 
 
-def raise_interrupted(signum, frame) -> None:
-    """A signal handler: stop whatever the main thread is doing."""
+def stop_signal(signum, frame) -> None:
+    """The handler of Ctrl-C and SIGTERM: the first one stops whatever the main thread is
+    doing; later ones are ignored, so that stopping (closing workers, saying why) is not
+    itself interrupted (a second Ctrl-C used to print a traceback or hang)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise Interrupted(signum)
 
 

@@ -120,7 +120,8 @@ def _die_with_parent() -> None:
 
 
 def _worker_main(conn, level: int, hooks: dict[str, str]) -> None:
-    """A worker process: tasks in, results out, until the pipe closes or None comes."""
+    """A worker process: tasks in, results out, until the pipe closes or None comes. It
+    never prints: a parent gone (a broken pipe) ends it quietly."""
     parent = os.getppid()
     _die_with_parent()
     if os.getppid() != parent:  # the parent died before the line above took effect
@@ -133,21 +134,27 @@ def _worker_main(conn, level: int, hooks: dict[str, str]) -> None:
         root.removeHandler(h)
     root.addHandler(_PipeHandler(conn))
     root.setLevel(level)
+    logging.raiseExceptions = False  # a record that cannot reach the parent is dropped quietly
+    try:
+        _serve(conn)
+    except (EOFError, OSError):
+        pass  # the parent is gone
+    os._exit(0)
+
+
+def _serve(conn) -> None:
     from pipeline import worker
 
     conn.send(("ready", os.getpid(), worker.cycle_rate()))
     while True:
-        try:
-            task = conn.recv()
-        except (EOFError, OSError):
-            return
+        task = conn.recv()
         if task is None:
             return
         try:
             result = ("done", worker.execute(task))
         except BaseException as exc:  # sent back whole; the scheduler decides
             result = ("error", _picklable(exc))
-        if testhooks.once("half-send"):
+        if result[0] == "done" and hasattr(result[1], "tally") and testhooks.once("half-send"):
             testhooks.half_send(conn, result)
         conn.send(result)
 

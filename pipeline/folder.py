@@ -91,10 +91,7 @@ class RunFolder:
             except OSError as exc:
                 raise RunFailed(f"cannot create output folder {self.shown}: {why(exc)}") from None
         else:
-            try:
-                self.loc.makedirs()
-            except OSError as exc:
-                raise RunFailed(f"cannot create output folder {self.shown}: {why(exc)}") from None
+            self.loc.makedirs()
 
     def lock(self, holder: str) -> None:
         """Take the folder's lock, or OutputBusy naming the holder. Object stores have no

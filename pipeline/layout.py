@@ -55,6 +55,7 @@ class Layout:
     start: int = 0  # where records start (after a BOM)
     data_start: int = 0  # where the first row may start (after the preamble)
     quoted: bool = False  # csv: quotes seen in the first bytes
+    guessed: bool = False  # csv: a header by its shape alone (the run says so in its log)
 
     def rules(self) -> records.Rules:
         """How records are told apart in this file."""
@@ -87,7 +88,8 @@ def detect(head: bytes, name: str, at_end: bool, puzzle_column: str | None = Non
         raise InputError(f"{name}: not a text file (most of its first bytes are not UTF-8)")
     plain = _records(head, start, at_end, quotes=False)
     content = [(s, t) for s, t in plain if t is not None and t.strip()]
-    sample = [t for _, t in content[:_SAMPLE]]
+    # '#' lines are comments before a CSV's header and anywhere in a text file: not votes.
+    sample = [t for _, t in content if not t.lstrip().startswith("#")][:_SAMPLE]
     commas = sum("," in t for t in sample)
     named = bool(sample) and sample[0].strip().strip('"').lower() in PUZZLE_NAMES
     if puzzle_column is not None or named or (sample and commas * 2 > min(len(sample), _SAMPLE)):
@@ -144,20 +146,22 @@ def _digits_only(text: str) -> bool:
     return len(t) >= 17 and all(ch in "0123456789." for ch in t)
 
 
-def _is_header(first: list[str], data: list[list[str]]) -> bool:
-    """Whether the first record names the columns (see the module's docstring)."""
+def _is_header(first: list[str], data: list[list[str]]) -> tuple[bool, bool]:
+    """Whether the first record names the columns (see the module's docstring), and whether
+    that was decided by shape alone (no known column name in it)."""
     if any(looks_like_puzzle(f) or _digits_only(f) for f in first):
-        return False
+        return False, False
     names = [f.strip() for f in first]
     if not all(_NAME_RE.match(n) for n in names if n):
-        return False
+        return False, False
     lowered = {n.lower() for n in names}
     if lowered & set(PUZZLE_NAMES + SOLUTION_NAMES):
-        return True
+        return True, False
     if not data:
-        return True  # a lone record of names: a header with no rows under it
-    return any(i < len(r) and looks_like_puzzle(r[i]) and not looks_like_puzzle(names[i])
-               for r in data for i in range(len(names)))
+        return True, True  # a lone record of names: a header with no rows under it
+    by_shape = any(i < len(r) and looks_like_puzzle(r[i]) and not looks_like_puzzle(names[i])
+                   for r in data for i in range(len(names)))
+    return by_shape, by_shape
 
 
 def _csv(head: bytes, start: int, at_end: bool, name: str, puzzle_column: str | None,
@@ -178,7 +182,7 @@ def _csv(head: bytes, start: int, at_end: bool, name: str, puzzle_column: str | 
         except (csv.Error, StopIteration):
             parsed.append(t.split(","))
     first = parsed[0]
-    header = _is_header(first, parsed[1:])
+    header, guessed = _is_header(first, parsed[1:])
     first_start = content[0][0]
     if header:
         names = [f.strip() for f in first]
@@ -227,7 +231,7 @@ def _csv(head: bytes, start: int, at_end: bool, name: str, puzzle_column: str | 
         carried.append((i, unique_name(n or f"column_{i + 1}", taken, set(reserved))))
     return Layout("csv", n_fields=len(names), puzzle_field=puzzle, solution_field=solution,
                   header=header, carried=tuple(carried), columns=tuple(names), start=start,
-                  data_start=data_start, quoted=quoted)
+                  data_start=data_start, quoted=quoted, guessed=guessed)
 
 
 def unique_name(name: str, taken: set[str], reserved: frozenset[str] | set[str] = frozenset()

@@ -51,11 +51,43 @@ class _Console(logging.Formatter):
 _REMOTE: list = []  # (local temporary file, its location in the store) while a run logs
 
 
+class _Held(logging.Handler):
+    """Records kept while the run cannot write its log yet (it does not know yet whether
+    the folder is its own), handed to the log file once it can."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.NOTSET)
+        self._pipeline = True
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+def hold(level: str = "INFO", quiet: bool = False) -> None:
+    """Before the run folder is known to be ours: warnings to stderr, records kept."""
+    teardown()
+    root = logging.getLogger()
+    root.setLevel(level)
+    root.addHandler(_Held())
+    if not quiet:
+        root.addHandler(_console())
+
+
+def _console() -> logging.Handler:
+    console = logging.StreamHandler(sys.stderr)
+    console.setLevel(logging.WARNING)
+    console.setFormatter(_Console("%(levelname)s %(message)s"))
+    console._pipeline = True
+    return console
+
+
 def setup(run_folder, run_id: str, level: str = "INFO", quiet: bool = False) -> None:
     """Send records to DIR/logs/run.jsonl and warnings to stderr, from every process."""
     from pipeline import folder
 
     root = logging.getLogger()
+    held = [r for h in root.handlers if isinstance(h, _Held) for r in h.records]
     teardown()
     root.setLevel(level)
     if run_folder is not None:
@@ -68,17 +100,22 @@ def setup(run_folder, run_id: str, level: str = "INFO", quiet: bool = False) -> 
             fd, path = tempfile.mkstemp(prefix="pipeline-log-", suffix=".jsonl")
             os.close(fd)
             _REMOTE.append((path, target))
-        file_handler = logging.FileHandler(path, encoding="utf-8")
+        try:
+            file_handler = logging.FileHandler(path, encoding="utf-8")
+        except OSError as exc:
+            from pipeline.errors import RunFailed
+            from pipeline.storage import why
+
+            raise RunFailed(f"cannot write {target.shown}: {why(exc)}") from None
         file_handler.setFormatter(JsonLines(run_id))
         file_handler.setLevel(level)
         file_handler._pipeline = True
+        for record in held:
+            if record.levelno >= file_handler.level:
+                file_handler.handle(record)
         root.addHandler(file_handler)
     if not quiet:
-        console = logging.StreamHandler(sys.stderr)
-        console.setLevel(logging.WARNING)
-        console.setFormatter(_Console("%(levelname)s %(message)s"))
-        console._pipeline = True
-        root.addHandler(console)
+        root.addHandler(_console())
 
 
 def teardown() -> None:
@@ -87,7 +124,10 @@ def teardown() -> None:
     for handler in list(root.handlers):
         if getattr(handler, "_pipeline", False):
             root.removeHandler(handler)
-            handler.close()
+            try:
+                handler.close()
+            except OSError:
+                pass  # a log that cannot be flushed (a full disk) must not hide why we stop
     while _REMOTE:
         path, target = _REMOTE.pop()
         try:

@@ -30,7 +30,7 @@ import numpy as np
 
 from pipeline import VERSION, folder, logs, plan, schedule, testhooks
 from pipeline.config import Settings
-from pipeline.errors import Interrupted, Stopped
+from pipeline.errors import Interrupted, Stopped, stop_signal
 from pipeline.folder import RunFolder
 from pipeline.plan import Input, Range
 from pipeline.status import STATUS_NAMES
@@ -108,7 +108,7 @@ def run(inputs: list[str], settings: Settings, output: str | None = None,
     """Run the job end to end; raises a PipelineError subclass on a non-zero outcome."""
     previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     for s in previous:
-        signal.signal(s, _stop)
+        signal.signal(s, stop_signal)
     if settings.executor == "local":
         from pipeline.executors import start_forkserver
 
@@ -122,13 +122,6 @@ def run(inputs: list[str], settings: Settings, output: str | None = None,
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
-
-
-def _stop(signum, frame) -> None:
-    """The first Ctrl-C or SIGTERM stops the run; the stopping itself is not interrupted."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    raise Interrupted(signum)
 
 
 def _run(given_inputs: list[str], settings: Settings, output: str | None, overwrite: bool,
@@ -152,9 +145,11 @@ def _run(given_inputs: list[str], settings: Settings, output: str | None, overwr
         if not resumable:  # nothing to compare with: the folder must be (made) fresh
             run_folder.state(None, overwrite, resumable=False)
         before = run_folder.previous()
+        logs.hold(settings.log_level, quiet=quiet)
         with _make_executor(settings) as executor:
             _spill(inputs, run_folder, executor)
             plan.plan_inputs(inputs, executor, settings.chunk_size, before.manifest)
+            testhooks.pause("after-plan")
             definition = _definition(inputs, settings)
             state = run_folder.state(definition, overwrite, resumable) if resumable else "fresh"
             if state == "done":
@@ -166,6 +161,10 @@ def _run(given_inputs: list[str], settings: Settings, output: str | None, overwr
             logs.setup(run_folder, run_id, settings.log_level, quiet=quiet)
             log.info("run %s: %d input(s) into %s (%s)", run_id, len(inputs),
                      run_folder.shown, state)
+            for inp in inputs:
+                if inp.layout.guessed:
+                    log.warning("%s: its first record (%s) is taken for the column names",
+                                inp.source, ",".join(inp.layout.columns))
             return _execute(run_folder, inputs, settings, definition, hooks, executor, run_id,
                             started, t0)
     finally:
@@ -275,9 +274,9 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
         schedule.solve_all(executor, tasks(), executor.workers * settings.in_flight_per_worker,
                            on_done)
     except BaseException:
-        if testhooks.armed("pause-shutdown"):
-            time.sleep(1.0)
+        testhooks.linger("pause-shutdown")
         raise
+    testhooks.pause("before-stats")
     if not ranges:
         # No rows at all: one empty part, so DIR/results still reads as a (0-row) table.
         from pipeline.worker import write_part

@@ -232,10 +232,14 @@ class Location:
         return sorted({e.rstrip("/").rsplit("/", 1)[-1] for e in entries})
 
     def makedirs(self) -> None:
-        if self.local:
-            os.makedirs(self.path, exist_ok=True)
-        else:
-            self.fs.makedirs(self.path, exist_ok=True)
+        """Make the folder (and its parents); RunFailed with one line when that fails."""
+        try:
+            if self.local:
+                os.makedirs(self.path, exist_ok=True)
+            else:
+                self.fs.makedirs(self.path, exist_ok=True)
+        except OSError as exc:
+            raise RunFailed(f"cannot create folder {self.shown}: {why(exc)}") from None
 
     def read_bytes(self) -> bytes:
         if self.local:
@@ -252,6 +256,8 @@ class Location:
                 self.fs.rm_file(self.path)
         except FileNotFoundError:
             pass
+        except OSError as exc:
+            raise RunFailed(f"cannot remove {self.shown}: {why(exc)}") from None
 
     def remove_tree(self) -> None:
         if self.local:

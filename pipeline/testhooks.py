@@ -5,8 +5,11 @@
 
     half-send       a worker writes half of its result message to its pipe, then waits to
                     be killed (once per run: the marker file says it has fired)
-    pause-shutdown  the parent sleeps a second while it stops after a signal, so that a
-                    second signal lands in the middle of the stopping
+    pause-shutdown  the parent, stopping after a signal, leaves `pause-shutdown.reached`
+                    and sleeps two seconds, so that a second signal lands mid-stop
+    after-plan      the parent, its inputs planned, leaves `after-plan.reached` and waits
+                    for `after-plan.go` (so a test can edit an input under a run)
+    before-stats    the same, once every part is written and before the stats
 """
 
 from __future__ import annotations
@@ -49,3 +52,22 @@ def half_send(conn, message) -> None:
     payload = pickle.dumps(message)
     os.write(conn.fileno(), struct.pack("!i", len(payload)) + payload[: len(payload) // 2])
     time.sleep(3600)
+
+
+def pause(point: str, seconds: float = 60.0) -> None:
+    """At an armed point: leave POINT.reached, then wait for POINT.go (or `seconds`)."""
+    if not armed(point):
+        return
+    folder = os.environ.get(HOOK_DIR, ".")
+    open(os.path.join(folder, f"{point}.reached"), "w").close()
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not os.path.exists(os.path.join(folder, f"{point}.go")):
+        time.sleep(0.02)
+
+
+def linger(point: str, seconds: float = 2.0) -> None:
+    """At an armed point: leave POINT.reached, then sleep `seconds`."""
+    if armed(point):
+        folder = os.environ.get(HOOK_DIR, ".")
+        open(os.path.join(folder, f"{point}.reached"), "w").close()
+        time.sleep(seconds)

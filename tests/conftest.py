@@ -51,7 +51,7 @@ def pipeline_command() -> list[str]:
     script = Path(sys.executable).with_name("pipeline")
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-m", "pipeline.cli"]
+    return [sys.executable, "-m", "pipeline"]
 
 
 @dataclass
