@@ -124,10 +124,9 @@ def _key(m, d):
 
 
 @njit(cache=True)
-def _classes(x, s, w, cls_q, cls_m):
+def _classes(x, s, w, cls_q, cls_m, keys):
     """Split the open orders w of stack s by the digits they place; returns the count."""
     n = 0
-    keys = np.empty(6, np.int64)
     while w:
         q = _cttz(w)
         w &= w - 1
@@ -145,10 +144,10 @@ def _classes(x, s, w, cls_q, cls_m):
 
 
 @njit(cache=True)
-def _slow_row(x, m, rw, cl, k, r, best, nxt, nn, cls_q, cls_m, ncls, lab):
+def _slow_row(x, m, rw, cl, k, r, best, nxt, nn, cls_q, cls_m, ncls, lab, keys):
     """Every open order of one candidate and source row, labelled as it goes (any row)."""
     for s in range(3):
-        ncls[s] = _classes(x, s, (cl >> (8 + 8 * s)) & 63, cls_q, cls_m)
+        ncls[s] = _classes(x, s, (cl >> (8 + 8 * s)) & 63, cls_q, cls_m, keys)
     sm = cl & 63
     rows = rw | np.int64(r) << (4 * k) | np.int64(1) << (40 + r)
     while sm:
@@ -192,12 +191,17 @@ def _slow_row(x, m, rw, cl, k, r, best, nxt, nn, cls_q, cls_m, ncls, lab):
 
 
 @njit(cache=True)
-def _minlex_one(g, form, trans, src, distinct, bufs, force_slow):
+def _minlex_one(g, form, trans, src, distinct, bufs, sc, cls_q, cls_m, force_slow):
     """Minlex form of one grid into form, one minimizing transformation into trans."""
+    # The first row of a row without repeated digits is ranked by its clue counts per
+    # stack, sorted (fewer clues first means more leading blanks): keep the best of them.
+    first = sc[48:66]
+    top = 1 << 20
     for t in range(2):
         for r in range(9):
             seen = 0
             ok = True
+            n0 = n1 = n2 = 0
             for c in range(9):
                 d = g[r * 9 + c] if t == 0 else g[c * 9 + r]
                 if d > 9:
@@ -207,7 +211,19 @@ def _minlex_one(g, form, trans, src, distinct, bufs, force_slow):
                     if seen >> d & 1:
                         ok = False
                     seen |= 1 << d
+                    if c < 3:
+                        n0 += 1
+                    elif c < 6:
+                        n1 += 1
+                    else:
+                        n2 += 1
             distinct[t, r] = ok and not force_slow
+            lo = min(n0, n1, n2)
+            hi = max(n0, n1, n2)
+            rank = lo * 16 + (n0 + n1 + n2 - lo - hi) * 4 + hi
+            first[9 * t + r] = rank if distinct[t, r] else -1
+            if distinct[t, r] and rank < top:
+                top = rank
     cur = bufs[0]
     nxt = bufs[1]
     cur[0, 0] = 1
@@ -217,16 +233,16 @@ def _minlex_one(g, form, trans, src, distinct, bufs, force_slow):
     cur[1, 1] = np.int64(1) << 36
     cur[1, 2] = ALL_COLS
     ncur = 2
-    kk = np.empty(9, np.int64)
-    bt = np.empty(3, np.int64)
-    wp = np.empty(3, np.int64)
-    cnt = np.empty(3, np.int64)
-    cls_q = np.empty((3, 6), np.int64)
-    cls_m = np.empty((3, 6), np.int64)
-    ncls = np.empty(3, np.int64)
-    lab = np.zeros(10, np.int64)
-    sig_v = np.empty(6, np.int64)
-    sig_m = np.empty(6, np.int64)
+    kk = sc[0:9]
+    bt = sc[9:12]
+    wp = sc[12:15]
+    cnt = sc[15:18]
+    ncls = sc[18:21]
+    lab = sc[21:31]
+    sig_v = sc[31:37]
+    sig_m = sc[37:43]
+    keys = sc[66:72]
+    lab[0] = 0
     for k in range(9):
         best = _BIG
         nn = 0
@@ -244,10 +260,12 @@ def _minlex_one(g, form, trans, src, distinct, bufs, force_slow):
             while allowed:
                 r = _cttz(allowed)
                 allowed &= allowed - 1
+                if k == 0 and first[9 * t + r] > top:
+                    continue
                 x = src[t, r]
                 if not distinct[t, r]:
                     best, nxt, nn = _slow_row(
-                        x, m, rw, cl, k, r, best, nxt, nn, cls_q, cls_m, ncls, lab
+                        x, m, rw, cl, k, r, best, nxt, nn, cls_q, cls_m, ncls, lab, keys
                     )
                     continue
                 # keys, then the best order of each source stack under its open mask
@@ -330,7 +348,7 @@ def _minlex_one(g, form, trans, src, distinct, bufs, force_slow):
                         ns += 1
                 for s in range(3):
                     if cnt[s] >= 2:
-                        ncls[s] = _classes(x, s, wp[s], cls_q, cls_m)
+                        ncls[s] = _classes(x, s, wp[s], cls_q, cls_m, keys)
                     else:
                         ncls[s] = 1
                         cls_q[s, 0] = _cttz(wp[s])
@@ -403,8 +421,13 @@ def _minlex_batch(grids, forms, autos, trans, force_slow):
     src = np.zeros((2, 9, 9), np.int64)
     distinct = np.zeros((2, 9), np.bool_)
     bufs = [np.empty((1024, 3), np.int64), np.empty((1024, 3), np.int64)]
+    sc = np.zeros(72, np.int64)
+    cls_q = np.zeros((3, 6), np.int64)
+    cls_m = np.zeros((3, 6), np.int64)
     for i in range(grids.shape[0]):
-        autos[i] = _minlex_one(grids[i], forms[i], trans[i], src, distinct, bufs, force_slow)
+        autos[i] = _minlex_one(
+            grids[i], forms[i], trans[i], src, distinct, bufs, sc, cls_q, cls_m, force_slow
+        )
 
 
 def _as_batch(grids: np.ndarray) -> np.ndarray:
