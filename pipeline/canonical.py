@@ -42,8 +42,10 @@ in-stack order under the open mask and the orders that tie it, and the best stac
 is chosen over the open stack masks; ties keep the product form.  A candidate splits only
 where open permutations would place two or more new digits differently (different digit
 maps).  A row that repeats a digit (an invalid grid) goes through a plain enumeration of
-its open orders instead.  All tied candidates are kept to the end, so the automorphism
-count is the sum of their sizes.
+its open orders instead.  A full grid (every row and column nine distinct digits) would
+split 1296 ways on its first row, so its first two rows are found together by a
+depth-first search over column places (see _latin_rows).  All tied candidates are kept
+to the end, so the automorphism count is the sum of their sizes.
 """
 
 from __future__ import annotations
@@ -92,6 +94,10 @@ def _best_orders():
 
 
 BEST = _best_orders()
+# (a, b, c) of a permutation of 0..2 as a*9 + b*3 + c -> its index in PERM
+PERM_INDEX = np.zeros(27, np.int64)
+for _i, (_a, _b, _c) in enumerate(PERM.tolist()):
+    PERM_INDEX[_a * 9 + _b * 3 + _c] = _i
 
 # Candidate layout, three int64 words:
 #   digits: bits 0-3 next free label; bits 4d..4d+3 label of source digit d (0 = none yet)
@@ -191,7 +197,128 @@ def _slow_row(x, m, rw, cl, k, r, best, nxt, nn, cls_q, cls_m, ncls, lab, keys):
 
 
 @njit(cache=True)
-def _minlex_one(g, form, trans, src, distinct, bufs, sc, cls_q, cls_m, force_slow):
+def _latin_rows(src, nxt, nodes):
+    """Candidates after two rows when every row and column holds nine distinct digits.
+
+    Row 0 is 123456789 under any column order, so its digit map is the column order
+    itself and row 1 reads, at each result column, the result column where its digit sits
+    in row 0.  A depth-first search fixes result columns left to right; when a value
+    needs a column not yet placed, the smallest free place for it is forced (earlier
+    values weigh more), so only the choice of the column at each place branches.
+    Returns (row 1 value, number of candidates in nxt).
+    """
+    best = _BIG
+    nn = 0
+    phi = np.empty(9, np.int64)
+    where = np.empty(10, np.int64)
+    for t in range(2):
+        for r0 in range(9):
+            x = src[t, r0]
+            for c in range(9):
+                where[x[c]] = c
+            for r1 in range(3 * (r0 // 3), 3 * (r0 // 3) + 3):
+                if r1 == r0:
+                    continue
+                y = src[t, r1]
+                for c in range(9):
+                    phi[c] = where[y[c]]
+                # node: depth, column at each place, place of each column (nibbles,
+                # 15 = free), result stack of each source stack (2 bits, 3 = free), value
+                top = 0
+                nodes[0, 0] = 0
+                nodes[0, 1] = (np.int64(1) << 36) - 1
+                nodes[0, 2] = (np.int64(1) << 36) - 1
+                nodes[0, 3] = 63
+                nodes[0, 4] = 0
+                top = 1
+                while top:
+                    top -= 1
+                    j = nodes[top, 0]
+                    colat = nodes[top, 1]
+                    placeof = nodes[top, 2]
+                    ts = nodes[top, 3]
+                    val = nodes[top, 4]
+                    if j == 9:
+                        if val > best:
+                            continue
+                        if val < best:
+                            best = val
+                            nn = 0
+                        m = np.int64(10)
+                        for p in range(9):
+                            m |= np.int64(p + 1) << (4 * x[(colat >> (4 * p)) & 15])
+                        rows = (
+                            np.int64(r0) | np.int64(r1) << 4 | np.int64(t) << 36
+                            | np.int64(1) << (40 + r0) | np.int64(1) << (40 + r1)
+                        )
+                        at = np.zeros(3, np.int64)
+                        for s in range(3):
+                            at[(ts >> (2 * s)) & 3] = s
+                        cols = np.int64(1) << PERM_INDEX[at[0] * 9 + at[1] * 3 + at[2]]
+                        for tt in range(3):
+                            s = at[tt]
+                            a = ((colat >> (4 * (3 * tt))) & 15) - 3 * s
+                            b = ((colat >> (4 * (3 * tt + 1))) & 15) - 3 * s
+                            c = ((colat >> (4 * (3 * tt + 2))) & 15) - 3 * s
+                            cols |= np.int64(1) << (PERM_INDEX[a * 9 + b * 3 + c] + 8 + 8 * s)
+                        nxt = _push(nxt, nn, m, rows, cols)
+                        nn += 1
+                        continue
+                    here = (colat >> (4 * j)) & 15
+                    tgt = j // 3
+                    for c in range(9):
+                        if here != 15:
+                            if c != here:
+                                continue
+                        else:
+                            st = (ts >> (2 * (c // 3))) & 3
+                            if (placeof >> (4 * c)) & 15 != 15:
+                                continue
+                            if st != tgt:
+                                # a new stack only starts a result stack that has none
+                                if st != 3 or j % 3 != 0:
+                                    continue
+                        ca = colat
+                        pa = placeof
+                        tsa = ts
+                        if here == 15:
+                            ca = (ca & ~(np.int64(15) << (4 * j))) | np.int64(c) << (4 * j)
+                            pa = (pa & ~(np.int64(15) << (4 * c))) | np.int64(j) << (4 * c)
+                            sc_ = c // 3
+                            tsa = (tsa & ~(3 << (2 * sc_))) | tgt << (2 * sc_)
+                        pc = phi[c]
+                        v = (pa >> (4 * pc)) & 15
+                        if v == 15:
+                            sp = pc // 3
+                            tp = (tsa >> (2 * sp)) & 3
+                            if tp == 3:
+                                # the first result stack no source stack has yet
+                                tp = 0
+                                while (
+                                    ((tsa >> 0) & 3) == tp or ((tsa >> 2) & 3) == tp
+                                    or ((tsa >> 4) & 3) == tp
+                                ):
+                                    tp += 1
+                                tsa = (tsa & ~(3 << (2 * sp))) | tp << (2 * sp)
+                            v = 3 * tp
+                            while (ca >> (4 * v)) & 15 != 15:
+                                v += 1
+                            ca = (ca & ~(np.int64(15) << (4 * v))) | pc << (4 * v)
+                            pa = (pa & ~(np.int64(15) << (4 * pc))) | v << (4 * pc)
+                        nv = val << 4 | (v + 1)
+                        if nv > best >> (4 * (8 - j)):
+                            continue
+                        nodes[top, 0] = j + 1
+                        nodes[top, 1] = ca
+                        nodes[top, 2] = pa
+                        nodes[top, 3] = tsa
+                        nodes[top, 4] = nv
+                        top += 1
+    return best, nxt, nn
+
+
+@njit(cache=True)
+def _minlex_one(g, form, trans, src, distinct, bufs, sc, cls_q, cls_m, nodes, force_slow):
     """Minlex form of one grid into form, one minimizing transformation into trans."""
     # The first row of a row without repeated digits is ranked by its clue counts per
     # stack, sorted (fewer clues first means more leading blanks): keep the best of them.
@@ -233,6 +360,19 @@ def _minlex_one(g, form, trans, src, distinct, bufs, sc, cls_q, cls_m, force_slo
     cur[1, 1] = np.int64(1) << 36
     cur[1, 2] = ALL_COLS
     ncur = 2
+    k0 = 0
+    latin = True
+    for i in range(18):
+        if first[i] != 63:
+            latin = False
+    if latin:
+        best, nxt, nn = _latin_rows(src, nxt, nodes)
+        for p in range(9):
+            form[p] = p + 1
+            form[9 + p] = (best >> (4 * (8 - p))) & 15
+        cur, nxt = nxt, cur
+        ncur = nn
+        k0 = 2
     kk = sc[0:9]
     bt = sc[9:12]
     wp = sc[12:15]
@@ -243,7 +383,7 @@ def _minlex_one(g, form, trans, src, distinct, bufs, sc, cls_q, cls_m, force_slo
     sig_m = sc[37:43]
     keys = sc[66:72]
     lab[0] = 0
-    for k in range(9):
+    for k in range(k0, 9):
         best = _BIG
         nn = 0
         for ci in range(ncur):
@@ -424,9 +564,11 @@ def _minlex_batch(grids, forms, autos, trans, force_slow):
     sc = np.zeros(72, np.int64)
     cls_q = np.zeros((3, 6), np.int64)
     cls_m = np.zeros((3, 6), np.int64)
+    nodes = np.zeros((96, 5), np.int64)
     for i in range(grids.shape[0]):
         autos[i] = _minlex_one(
-            grids[i], forms[i], trans[i], src, distinct, bufs, sc, cls_q, cls_m, force_slow
+            grids[i], forms[i], trans[i], src, distinct, bufs, sc, cls_q, cls_m, nodes,
+            force_slow,
         )
 
 

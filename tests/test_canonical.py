@@ -143,6 +143,16 @@ def random_grids(rng: np.random.Generator, n: int, lo: int, hi: int) -> np.ndarr
     return out
 
 
+def latin_squares(rng: np.random.Generator, n: int) -> np.ndarray:
+    """n Latin squares that are mostly not Sudoku grids (any row, column, digit order)."""
+    base = (np.add.outer(np.arange(9), np.arange(9)) % 9 + 1).astype(np.uint8)
+    out = []
+    for _ in range(n):
+        sq = base[rng.permutation(9)][:, rng.permutation(9)]
+        out.append(np.concatenate([[0], rng.permutation(9) + 1])[sq].ravel())
+    return np.array(out, np.uint8)
+
+
 def sample(g: np.ndarray, n: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     return g[np.sort(rng.choice(len(g), min(n, len(g)), replace=False))]
@@ -264,7 +274,12 @@ def valid_puzzles(draw):
     return np.where(keep, sol, 0).astype(np.uint8)
 
 
-any_grids = st.one_of(sparse_grids, valid_puzzles())
+@st.composite
+def latin(draw):
+    return latin_squares(np.random.default_rng(draw(st.integers(0, 2**32 - 1))), 1)
+
+
+any_grids = st.one_of(sparse_grids, valid_puzzles(), latin())
 
 
 @given(any_grids, st.integers(0, 2**32 - 1))
@@ -334,6 +349,8 @@ def test_minimal_by_exhaustive_reference(shared_data):
         "serg (non-unique)": sample(load("tdoku_benchmark_sets/puzzles7_serg_benchmark"), 15, 6),
         "invalid": random_grids(rng, 30, 15, 40),
         "near-empty": random_grids(rng, 30, 0, 6),
+        "Latin squares": latin_squares(rng, 8),
+        "near-full": np.where(rng.random((8, 81)) < 0.9, latin_squares(rng, 8), 0),
     }
     for name, g in groups.items():
         forms, autos = minlex(g)
