@@ -105,6 +105,7 @@ for _i, (_a, _b, _c) in enumerate(PERM.tolist()):
 #   cols:   bits 0-5 open stack orders; bits 8+8s..13+8s open in-stack orders of stack s
 ALL_COLS = 63 | 63 << 8 | 63 << 16 | 63 << 24
 _BIG = np.int64(1) << 40
+_NIBBLE_LOW = np.int64(0x1111111110)  # bit 0 of the nibbles of digits 1..9
 
 
 @njit(cache=True, inline="always")
@@ -118,15 +119,6 @@ def _push(buf, n, a, b, c):
     buf[n, 1] = b
     buf[n, 2] = c
     return buf
-
-
-@njit(cache=True, inline="always")
-def _key(m, d):
-    """Rank key of source digit d under digit map m: 0 blank, its label, or 15 if new."""
-    if d == 0:
-        return np.int64(0)
-    lab = (m >> (4 * d)) & 15
-    return lab if lab != 0 else np.int64(15)
 
 
 @njit(cache=True)
@@ -390,6 +382,10 @@ def _minlex_one(g, form, trans, src, distinct, bufs, sc, cls_q, cls_m, nodes, fo
             m = cur[ci, 0]
             rw = cur[ci, 1]
             cl = cur[ci, 2]
+            # keys of all digits in one word: a label, or 15 where none yet; blank 0
+            nz = m | (m >> 1)
+            nz |= nz >> 2
+            kw = (m | ((~nz & _NIBBLE_LOW) * 15)) & ~np.int64(15)
             t = (rw >> 36) & 1
             used = (rw >> 40) & 511
             if k % 3 == 0:
@@ -410,7 +406,7 @@ def _minlex_one(g, form, trans, src, distinct, bufs, sc, cls_q, cls_m, nodes, fo
                     continue
                 # keys, then the best order of each source stack under its open mask
                 for c in range(9):
-                    kk[c] = _key(m, x[c])
+                    kk[c] = (kw >> (4 * x[c])) & 15
                 for s in range(3):
                     k0 = kk[3 * s]
                     k1 = kk[3 * s + 1]
@@ -442,20 +438,23 @@ def _minlex_one(g, form, trans, src, distinct, bufs, sc, cls_q, cls_m, nodes, fo
                         smin |= np.int64(1) << sg
                 # keys -> labels: new digits take the next labels in order
                 nl = m & 15
-                v = np.int64(0)
-                for p in range(9):
-                    nib = (vmin >> (4 * (8 - p))) & 15
-                    if nib == 15:
-                        nib = nl
-                        nl += 1
-                    v = v << 4 | nib
+                nnew = cnt[0] + cnt[1] + cnt[2]
+                if nnew == 0:
+                    v = vmin
+                else:
+                    v = np.int64(0)
+                    for p in range(9):
+                        nib = (vmin >> (4 * (8 - p))) & 15
+                        if nib == 15:
+                            nib = nl
+                            nl += 1
+                        v = v << 4 | nib
                 if v > best:
                     continue
                 if v < best:
                     best = v
                     nn = 0
                 rows = rw | np.int64(r) << (4 * k) | np.int64(1) << (40 + r)
-                nnew = cnt[0] + cnt[1] + cnt[2]
                 if nnew <= 1:
                     # one digit map for the whole tied set
                     mm = (m & ~np.int64(15)) | nl
