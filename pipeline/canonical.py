@@ -25,6 +25,9 @@ optional transposition), D the digit map::
     C(3i+j) = 3*stacks[i] + cols[3i+j]        result column 3i+j <- column C of source'
     Q[r, c] = D(source'[R(r), C(c)])          D(d) = digits[d-1], D(0) = 0
 
+Grids in and out are (N, 81) uint8 batches as in pipeline.grid (``grid.decode(forms)``
+gives the 81-character strings with ``.`` blanks); any integer input is cast to uint8.
+
 Search
 ------
 The result is built one row at a time.  A *candidate* is a set of cell permutations that
@@ -65,6 +68,7 @@ __all__ = [
     "minlex",
     "random_transforms",
     "transform",
+    "warm_up",
 ]
 
 TRANSFORM_WIDTH = 34
@@ -589,6 +593,15 @@ def _run(grids: np.ndarray, force_slow: bool = False):
     if n:
         _minlex_batch(g, forms, autos, trans, force_slow)
     return forms, autos, trans
+
+
+def warm_up() -> None:
+    """Compile or load the cached kernels (call once per process)."""
+    g = np.zeros((1, 81), np.uint8)
+    g[0, :9] = np.arange(1, 10)
+    _run(g)
+    _run(g, force_slow=True)
+    transform(g, identity_transforms(1))
 
 
 def minlex(grids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -231,6 +231,20 @@ def test_symmetric_under_relabelling_too():
     assert autos[0] > 1
 
 
+def test_one_digit_everywhere():
+    # Invalid on purpose: every cell permutation maps it onto itself.
+    forms, autos = minlex(np.full((1, 81), 7, np.uint8))
+    assert text(forms[0]) == "1" * 81 and autos[0] == GROUP_SIZE
+
+
+def test_warm_up_and_transform_shapes():
+    canonical.warm_up()
+    with pytest.raises(ValueError):
+        transform(grid(PUZZLE), identity_transforms(2))
+    with pytest.raises(ValueError):
+        inverse(np.zeros((1, 33), np.int8))
+
+
 def test_values_above_nine_are_blanks():
     g = grid(PUZZLE)
     h = g.copy()
