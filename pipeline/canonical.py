@@ -247,12 +247,14 @@ def _latin_rows(src, nxt, nodes):
                             np.int64(r0) | np.int64(r1) << 4 | np.int64(t) << 36
                             | np.int64(1) << (40 + r0) | np.int64(1) << (40 + r1)
                         )
-                        at = np.zeros(3, np.int64)
+                        # source stack at each result stack, as the index of a PERM row
+                        code = 0
                         for s in range(3):
-                            at[(ts >> (2 * s)) & 3] = s
-                        cols = np.int64(1) << PERM_INDEX[at[0] * 9 + at[1] * 3 + at[2]]
+                            code += s * (9, 3, 1)[(ts >> (2 * s)) & 3]
+                        sg = PERM_INDEX[code]
+                        cols = np.int64(1) << sg
                         for tt in range(3):
-                            s = at[tt]
+                            s = PERM[sg, tt]
                             a = ((colat >> (4 * (3 * tt))) & 15) - 3 * s
                             b = ((colat >> (4 * (3 * tt + 1))) & 15) - 3 * s
                             c = ((colat >> (4 * (3 * tt + 2))) & 15) - 3 * s
@@ -262,18 +264,25 @@ def _latin_rows(src, nxt, nodes):
                         continue
                     here = (colat >> (4 * j)) & 15
                     tgt = j // 3
-                    for c in range(9):
-                        if here != 15:
-                            if c != here:
-                                continue
-                        else:
-                            st = (ts >> (2 * (c // 3))) & 3
+                    # the columns that can go here: the one placed already, the free ones
+                    # of the source stack of this result stack, or (first place of a
+                    # result stack that has none) any column of a source stack not used
+                    if here != 15:
+                        c_lo = here
+                        c_hi = here + 1
+                    else:
+                        c_lo = 0
+                        c_hi = 9
+                        for s in range(3):
+                            if (ts >> (2 * s)) & 3 == tgt:
+                                c_lo = 3 * s
+                                c_hi = 3 * s + 3
+                    for c in range(c_lo, c_hi):
+                        if here == 15:
                             if (placeof >> (4 * c)) & 15 != 15:
                                 continue
-                            if st != tgt:
-                                # a new stack only starts a result stack that has none
-                                if st != 3 or j % 3 != 0:
-                                    continue
+                            if (ts >> (2 * (c // 3))) & 3 not in (3, tgt):
+                                continue
                         ca = colat
                         pa = placeof
                         tsa = ts
