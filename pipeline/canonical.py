@@ -26,7 +26,8 @@ optional transposition), D the digit map::
     Q[r, c] = D(source'[R(r), C(c)])          D(d) = digits[d-1], D(0) = 0
 
 Grids in and out are (N, 81) uint8 batches as in pipeline.grid (``grid.decode(forms)``
-gives the 81-character strings with ``.`` blanks); any integer input is cast to uint8.
+gives the 81-character strings with ``.`` blanks); other integer dtypes are accepted, with
+anything outside 1..9 read as a blank.
 
 Search
 ------
@@ -585,7 +586,11 @@ def _minlex_batch(grids, forms, autos, trans, force_slow):
 
 
 def _as_batch(grids: np.ndarray) -> np.ndarray:
-    g = np.ascontiguousarray(grids, dtype=np.uint8)
+    """An (N, 81) contiguous uint8 batch; outside 0..255 (not cast, which would wrap) -> 0."""
+    g = np.asarray(grids)
+    if g.dtype != np.uint8:
+        g = np.where((g >= 1) & (g <= 9), g, 0)
+    g = np.ascontiguousarray(g, dtype=np.uint8)
     if g.ndim == 1:
         g = g.reshape(1, -1)
     if g.ndim != 2 or g.shape[1] != 81:

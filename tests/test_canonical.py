@@ -250,6 +250,10 @@ def test_values_above_nine_are_blanks():
     h = g.copy()
     h[g == 0] = 10 + (np.arange(81)[g[0] == 0] % 200)
     assert (minlex(h)[0] == minlex(g)[0]).all()
+    wide = g.astype(np.int64)
+    wide[g == 0] = 257  # not a digit, even though it is 1 modulo 256
+    wide[0, 0] = -3 if g[0, 0] == 0 else wide[0, 0]
+    assert (minlex(wide)[0] == minlex(g)[0]).all()
 
 
 def test_shapes_and_dtypes():
