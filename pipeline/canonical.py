@@ -32,24 +32,31 @@ anything outside 1..9 read as a blank.
 Search
 ------
 The result is built one row at a time.  A *candidate* is a set of cell permutations that
-give identical result rows so far: the transposition and the source row of every fixed
-result row, one digit map (source digit -> label, 4 bits each), and the column
-permutations still open, kept as a product -- a 6-bit mask of stack permutations times one
-6-bit mask of in-stack orders per source stack (the representation of Dobrichev's
-patminlex).  Each step tries every candidate with every source row allowed next (any of
-the 18 rows or columns first, then the rest of the band, then any row of an unused
-band) and keeps only what ties the smallest row so far.  A row is ranked with keys: a
-blank is 0, a digit already labelled is its label, a new digit is 15 (new digits get the
-next labels in order of position, so keys order rows the way their labels do).  The
-three cells of a source stack are reduced to their rank pattern, a table gives the best
-in-stack order under the open mask and the orders that tie it, and the best stack order
-is chosen over the open stack masks; ties keep the product form.  A candidate splits only
-where open permutations would place two or more new digits differently (different digit
-maps).  A row that repeats a digit (an invalid grid) goes through a plain enumeration of
-its open orders instead.  A full grid (every row and column nine distinct digits) would
-split 1296 ways on its first row, so its first two rows are found together by a
-depth-first search over column places (see _latin_rows).  All tied candidates are kept
-to the end, so the automorphism count is the sum of their sizes.
+give identical result rows so far, three int64 words::
+
+    digits  bits 0-3: next free label      bits 4d..4d+3: label of source digit d (0: none)
+    rows    bits 4k..4k+3: source row of result row k   bit 36: transposed   40-48: used
+    cols    bits 0-5: open stack orders    bits 8+8s..13+8s: open orders inside stack s
+
+The open column permutations are a product, a 6-bit mask of stack orders times a 6-bit
+mask of in-stack orders per source stack (the representation of Dobrichev's patminlex;
+patminlex ranks clue patterns before digits, which is not the lexicographic order used
+here).  Each step tries every candidate with every source row allowed next (any of the 18
+rows or columns first, then the rest of its band, then any row of an unused band) and
+keeps what ties the smallest row so far.  A row is ranked by keys: a blank is 0, a digit
+already labelled is its label, a new digit is 15 (new digits take the next labels in order
+of position, so keys order rows as their labels do).  The three cells of a source stack
+reduce to their rank pattern; a table gives the best in-stack order under the open mask
+and the orders that tie it; the best stack order is picked over the open stack orders;
+the ties stay a product.  A candidate splits only where tied permutations put two or more
+new digits in different places (different digit maps).  Of the 18 first rows only the
+best are tried: without repeated digits, their order is that of the sorted clue counts of
+their stacks (fewer clues first is more leading blanks).  A row that
+repeats a digit (an invalid grid) goes through a plain enumeration of its open orders.  A
+full grid (nine distinct digits in every row and column) would split 1296 ways on its
+first row, so its first two rows come from a depth-first search over column places
+(_latin_rows).  All tied candidates are kept to the end, so the automorphism count is the
+sum of their sizes.
 """
 
 from __future__ import annotations
@@ -62,6 +69,7 @@ from numba import njit
 from pipeline.engine import _cttz, _popcnt
 
 __all__ = [
+    "GROUP_SIZE",
     "TRANSFORM_WIDTH",
     "canonical_transforms",
     "identity_transforms",
@@ -104,10 +112,7 @@ PERM_INDEX = np.zeros(27, np.int64)
 for _i, (_a, _b, _c) in enumerate(PERM.tolist()):
     PERM_INDEX[_a * 9 + _b * 3 + _c] = _i
 
-# Candidate layout, three int64 words:
-#   digits: bits 0-3 next free label; bits 4d..4d+3 label of source digit d (0 = none yet)
-#   rows:   bits 4k..4k+3 source row of result row k; bit 36 transposed; bits 40-48 rows used
-#   cols:   bits 0-5 open stack orders; bits 8+8s..13+8s open in-stack orders of stack s
+# candidate words: see the module docstring
 ALL_COLS = 63 | 63 << 8 | 63 << 16 | 63 << 24
 _BIG = np.int64(1) << 40
 _NIBBLE_LOW = np.int64(0x1111111110)  # bit 0 of the nibbles of digits 1..9
