@@ -82,6 +82,9 @@ def run(
         "none with --executor dask starts a local cluster.")] = None,
     timings: Annotated[bool | None, typer.Option(
         "--timings/--no-timings", help="Measure each puzzle's solve time (solve_us).")] = None,
+    canonical: Annotated[bool | None, typer.Option(
+        "--canonical/--no-canonical", help="Add each puzzle's canonical (minlex) form and "
+        "automorphism count [config: canonical].")] = None,
     overwrite: Annotated[bool, typer.Option(
         help="Replace a different run already in the output folder.")] = False,
     incremental: Annotated[bool, typer.Option(
@@ -106,7 +109,7 @@ def run(
         "workers": workers, "chunk_size": chunk_size, "puzzle_column": puzzle_column,
         "solution_column": solution_column, "first_solution": first_solution,
         "fail_on": fail_on, "executor": executor, "scheduler": scheduler,
-        "timings": timings, "log_level": log_level,
+        "timings": timings, "log_level": log_level, "canonical": canonical,
     }
     try:
         settings = config_mod.load(config, flags)

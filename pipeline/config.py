@@ -33,6 +33,7 @@ class Settings:
     executor: str = "local"
     scheduler: str = ""
     log_level: str = "INFO"
+    canonical: bool = False
 
     @property
     def limit(self) -> int:

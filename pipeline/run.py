@@ -221,6 +221,7 @@ def _definition(inputs: list[Input], settings: Settings) -> dict:
         "puzzle_column": settings.puzzle_column,
         "solution_column": settings.solution_column,
         "limit": settings.limit,
+        "canonical": settings.canonical,
     }
 
 
@@ -258,7 +259,7 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
                 if r.part not in done:
                     yield Solve(r, inp.location, inp.layout, inp.source, run_folder.results,
                                 tuple(carried), with_expected, settings.limit,
-                                settings.timings)
+                                settings.timings, settings.canonical)
 
     def on_done(figures: Figures) -> None:
         tallies[figures.input].merge(figures.tally)
@@ -282,7 +283,8 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
         from pipeline.worker import write_part
 
         write_part(run_folder.results, Range(0, 0, 0, 0, 0, 0, ""),
-                   schema.results_schema(tuple(carried), with_expected).empty_table())
+                   schema.results_schema(tuple(carried), with_expected,
+                                         settings.canonical).empty_table())
     wall = time.perf_counter() - t0
     total = Tally()
     for t in tallies:

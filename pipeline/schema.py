@@ -11,6 +11,8 @@
     expected_match  whether the input's expected solution agrees with ours
     solve_us        the puzzle's own solve time (null with --no-timings)
     grade           easy .. extreme, solved rows only
+    canonical       (with --canonical) the minlex form, `.` blanks; null for malformed rows
+    automorphisms   (with --canonical) how many cell permutations map it onto itself
     ...             the input's other columns, carried unchanged
     expected_solution  the input's expected solution where it differs from `solution`
 
@@ -35,7 +37,8 @@ if TYPE_CHECKING:
     from pipeline.solver import Outcome
 
 OURS = ("source", "row", "puzzle", "status", "solution", "n_solutions", "guesses", "reason",
-        "expected_match", "solve_us", "grade", "expected_solution")
+        "expected_match", "solve_us", "grade", "canonical", "automorphisms",
+        "expected_solution")
 EXPECTED = "expected_solution"
 
 # Dictionary pages pay off only for the columns with few distinct values; min/max statistics
@@ -48,7 +51,8 @@ _STATISTICS = {"row", "n_solutions", "guesses", "solve_us", "expected_match"}
 
 
 @cache
-def results_schema(carried: tuple[str, ...], expected: bool) -> pa.Schema:
+def results_schema(carried: tuple[str, ...], expected: bool, canonical: bool = False
+                   ) -> pa.Schema:
     """The schema every part of a run shares."""
     import pyarrow as pa
 
@@ -60,6 +64,8 @@ def results_schema(carried: tuple[str, ...], expected: bool) -> pa.Schema:
         pa.field("expected_match", pa.bool_()), pa.field("solve_us", pa.float64()),
         pa.field("grade", pa.string()),
     ]
+    if canonical:
+        fields += [pa.field("canonical", pa.string()), pa.field("automorphisms", pa.int64())]
     fields += [pa.field(name, pa.string()) for name in carried]
     if expected:
         fields.append(pa.field(EXPECTED, pa.string()))
@@ -67,12 +73,14 @@ def results_schema(carried: tuple[str, ...], expected: bool) -> pa.Schema:
 
 
 def results_table(schema: pa.Schema, source: str, first_row: int, columns: dict[str, pa.Array],
-                  outcome: Outcome, grades: np.ndarray, solve_us: np.ndarray | None
+                  outcome: Outcome, grades: np.ndarray, solve_us: np.ndarray | None,
+                  forms: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
                   ) -> pa.Table:
     """One part: the range's input columns and the outcome's, in the run's schema.
 
     `grades` holds grade codes (indices into GRADES, NULL for none); `solve_us` the
-    per-puzzle times (NaN where none), or None without timings.
+    per-puzzle times (NaN where none), or None without timings; `forms` the canonical
+    forms, automorphism counts and a mask of the rows that have them.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -103,6 +111,14 @@ def results_table(schema: pa.Schema, source: str, first_row: int, columns: dict[
                      if solve_us is not None else pa.nulls(n, pa.float64())),
         "grade": _labels(grades, GRADES),
     }
+    if forms is not None:
+        grids, autos, has_form = forms
+        cols["canonical"] = pa.Array.from_buffers(
+            pa.string(), n,
+            [pa.py_buffer(np.packbits(has_form, bitorder="little")),
+             pa.py_buffer(np.arange(0, 81 * (n + 1), 81, dtype=np.int32)),
+             pa.py_buffer(grid.to_ascii(grids, ".").tobytes())])
+        cols["automorphisms"] = pa.array(autos, mask=~has_form, type=pa.int64())
     if EXPECTED in schema.names and EXPECTED in columns:
         wanted = columns[EXPECTED]
         same = outcome.expected_same

@@ -38,6 +38,7 @@ class Solve:
     expected: bool  # whether the run's parts have an expected_solution column
     limit: int
     timings: bool
+    canonical: bool = False  # add the canonical form and automorphism count
     window: tuple[int, int] | None = None  # a probe: solve these rows only, write nothing
     poisoned: tuple[tuple[int, str], ...] = ()  # (row in range, reason): error, not solved
 

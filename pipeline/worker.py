@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from pipeline import grade, plan, reader, solver
+from pipeline import grade, grid, plan, reader, solver
 from pipeline.errors import InputChanged, InputError, RunFailed
 from pipeline.plan import Range
 from pipeline.status import NULL, Status
@@ -83,8 +83,11 @@ def cycle_rate() -> float | None:
 
 def warm_up() -> None:
     """Load every compiled step of a task and measure the clock, once per process."""
+    from pipeline import canonical
+
     solver.warm_up()
     reader.warm_up()
+    canonical.warm_up()
     cycle_rate()
 
 
@@ -113,7 +116,9 @@ def solve(task: Solve) -> Figures:
         for i in [*range(0, lo), *range(hi, rows.n)]:
             skipped.setdefault(i, "outside the probe")
     _maybe_fail(offsets, data, skipped)
-    outcome = solver.solve_buffers(offsets, data, task.limit, expected, task.timings, skipped)
+    grids, bad = grid.encode_buffers(offsets, data)
+    bad.update(skipped)
+    outcome = solver.solve_grids(grids, task.limit, bad, expected, task.timings)
     for i, reason in poisoned.items():
         outcome.status[i] = Status.ERROR
         outcome.reasons[i] = reason
@@ -123,6 +128,9 @@ def solve(task: Solve) -> Figures:
     if task.timings and outcome.cycles is not None and rate:
         solve_us = np.where(outcome.cycles == NULL, np.nan, outcome.cycles / rate)
     grades = grade.grade_codes(outcome)
+    forms = None
+    if task.canonical and task.window is None:
+        forms = _canonical(grids, outcome)
     tally = Tally()
     tally.add(outcome.status, outcome.guesses, solve_us)
     figures = Figures(part=r.part, input=r.input, rows=rows.n, tally=tally, seconds=0.0,
@@ -133,8 +141,9 @@ def solve(task: Solve) -> Figures:
         return figures
     from pipeline import schema
 
-    table = schema.results_table(schema.results_schema(task.carried, task.expected), task.source, r.first_row, rows.columns, outcome,
-                                 grades, solve_us)
+    table = schema.results_table(
+        schema.results_schema(task.carried, task.expected, task.canonical), task.source,
+        r.first_row, rows.columns, outcome, grades, solve_us, forms)
     write_part(task.results, r, table)
     done = time.perf_counter()
     figures.seconds = done - started
@@ -144,6 +153,20 @@ def solve(task: Solve) -> Figures:
     log.debug("%s: %.3f s (read %.3f, solve %.3f, write %.3f)", task, figures.seconds,
               t_read - started, t_solve - t_read, done - t_solve, extra={"part": r.part})
     return figures
+
+
+def _canonical(grids: np.ndarray, outcome) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Canonical forms and automorphism counts of every row that is a grid (not malformed,
+    not an error: invalid and unsolvable rows have them too)."""
+    from pipeline import canonical
+
+    has = (outcome.status != Status.MALFORMED) & (outcome.status != Status.ERROR)
+    forms = np.zeros_like(grids)
+    autos = np.zeros(len(grids), np.int64)
+    rows = np.flatnonzero(has)
+    if len(rows):
+        forms[rows], autos[rows] = canonical.minlex(grids[rows])
+    return forms, autos, has
 
 
 def _read(task: Solve, hasher) -> reader.Rows:

@@ -545,3 +545,26 @@ def test_a_file_named_twice_is_read_once(cli, tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["rows"] == 3
     check_run(tmp_path / "out", {"a.txt": 2, "b.txt": 1})
+
+
+def test_canonical_column(cli, tmp_path):
+    """--canonical: the minlex form for every well-formed row, equal for equivalent puzzles
+    (a transposed and relabelled copy), null for malformed rows."""
+    import numpy as np
+
+    from pipeline import canonical, grid
+
+    g, _ = grid.encode([PUZZLE])
+    t = canonical.random_transforms(np.random.default_rng(5), 1)
+    twin = grid.decode(canonical.transform(g, t))[0]
+    bad_given = "11" + "." * 79
+    (tmp_path / "c.txt").write_text("\n".join([PUZZLE, twin, "x" * 81, bad_given]) + "\n")
+    result = cli("run", "-i", str(tmp_path / "c.txt"), "-o", str(tmp_path / "out"),
+                 "--canonical", "-q")
+    assert result.exit_code == 0, result.output
+    frame = read_results(tmp_path / "out")
+    forms = frame["canonical"].to_list()
+    assert forms[0] == forms[1] is not None and forms[2] is None and forms[3] is not None
+    assert forms[0] == grid.decode(canonical.minlex(g)[0])[0]
+    assert frame["automorphisms"].to_list()[:2] == [1, 1]
+    assert frame["status"].to_list() == ["solved", "solved", "malformed", "invalid"]
