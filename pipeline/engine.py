@@ -1,35 +1,60 @@
 """Compiled Sudoku solver kernel (numba).
 
-State layout
-------------
-The grid is split into three horizontal bands of 27 cells (3 rows x 9 columns).
-For every (band, digit) pair the solver keeps one 27-bit board ``F[b*9+d]`` of the
-cells of band ``b`` where digit ``d+1`` may still go (bit ``r*9+c`` = row ``r`` of the
-band, column ``c``), plus ``U[b]``, the 27-bit mask of cells of band ``b`` not yet
-known.  A search node is therefore 30 small integers, and backtracking uses an
-explicit stack of whole-node copies.
+State
+-----
+The grid is split into three horizontal bands of 27 cells (3 rows x 9 columns).  For
+every (band, digit) pair the solver keeps one 27-bit *board* of the cells of the band
+where the digit may still go, plus, per band, the mask of cells not yet placed.  A
+search node is one row of 32 int32 (JCZSolve keeps its state the same way)::
+
+    S[b*9 + d]  board of digit d+1 in band b        bit r*9 + c = row r of the band, column c
+    S[27 + b]   unplaced cells of band b            (same bit layout)
+    S[30]       digits still to settle (a stack entry's pending work)
+
+    one board, band b, digit d+1:      row 0  c0 c1 c2 | c3 c4 c5 | c6 c7 c8   bits  0.. 8
+                                       row 1  c0 c1 c2 | c3 c4 c5 | c6 c7 c8   bits  9..17
+                                       row 2  c0 c1 c2 | c3 c4 c5 | c6 c7 c8   bits 18..26
+                                              box 0      box 1      box 2
+
+Two derived views of a digit are 3x3 *matrices* of 9 bits (row-major, bit i*3 + j),
+three of them packed in 27 bits (matrix m at bits 9m..9m+8):
+
+* the band matrix of band b: row i = row of the band, column j = box; bit set when the
+  digit may still go in that row inside that box (a *minirow*, tdoku's horizontal triad);
+* the stack matrix of stack s (box column s): row i = band, column j = column 3s+j; bit
+  set when the digit may still go in that column inside that band's box (a *minicolumn*).
+
+A digit occupies one cell per row, column and box, so in both matrices it takes exactly
+one bit per row and per column: one of the six permutations of three.  Every matrix is
+therefore kept equal to the union of the permutations it still contains (the closure),
+and a bit alone in its row is *forced*: the digit must lie in that minirow / minicolumn.
 
 Propagation
 -----------
-A 27-bit *dirty* mask records which boards changed.  Processing a board:
+Work is queued per digit (a 9-bit mask).  Settling a digit closes its three band
+matrices (tables ``SHRINK`` -> ``COMPLEX``: pointing and claiming inside each band, row
+and box hidden singles), then its three stack matrices (bitwise: the same inside each
+stack, so columns too), until both are stable.  A row of a board left with one cell
+places that cell: it leaves the band's other eight boards, which are queued.
 
-* squeezes each of its three rows to the set of boxes it still reaches (3 bits per
-  row, 9 bits in all) and keeps only cells whose (row, box) pair belongs to some
-  row->box permutation (one digit per row and per box of the band): this is
-  pointing / claiming locked candidates within the band, and detects rows or boxes
-  without a place for the digit;
-* a box of the band where the digit is confined to one column claims that column:
-  it is removed from the two other bands (this also enforces column uniqueness);
-* a row left with one cell fixes that cell: it leaves ``U`` and the other eight
-  digits' boards of the band.
+When the queue is empty, ``_stall`` looks across digits:
 
-When the dirty mask is empty, naked singles (and empty cells) are found by
-bit-slicing the nine boards of a band into "at least 1/2/3 candidates" masks, and
-column hidden singles by bit-slicing the nine rows of a digit.  When all of that
-stalls the search branches on a cell with two candidates -- the one with the best
-score of 2 per unsolved peer (row, column, box) plus 1 per bivalue peer -- or,
-failing that, the unsolved cell with the fewest candidates.  The pushed alternative is
-the same node without the chosen candidate; ``guesses`` counts these branch points.
+* naked singles (a cell with one candidate) and empty cells, bit-sliced per band;
+* triads, after tdoku: a minirow or minicolumn holds exactly three digits, so if only
+  three digits can go there they are all forced into it, and if three digits are forced
+  into it no other digit may stay.  Counting over the nine digits is bit-sliced on the
+  packed matrices.
+
+Branching
+---------
+When nothing more follows, the search branches the way tdoku does: on the band or stack
+whose digits have the fewest permutations left in all (counted over both orientations),
+and in it on the digit with the fewest (usually two).  The branch asserts one minirow /
+minicolumn of that digit's first permutation; the pushed alternative is the same node
+without it.  ``guesses`` counts these branch points.  Backtracking restores whole nodes
+from an explicit stack.
+
+A puzzle solved without any branch is unique: no second pass is made.
 """
 
 from __future__ import annotations
@@ -99,7 +124,10 @@ def _rdcycle(typingctx):
 # --------------------------------------------------------------------------------------
 
 ALL27 = (1 << 27) - 1
-STACK_DEPTH = 96  # a path places one cell per guess, so depth <= 81
+STACK_DEPTH = 96  # every branch fixes a digit in one more minirow/minicolumn: depth < 96
+ALL_DIGITS = 0x1FF
+
+_PERMS = [(0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0)]
 
 
 def _build_tables():
@@ -112,31 +140,28 @@ def _build_tables():
         if v and (v & (v - 1)) == 0:
             single_row[v] = v
 
-    # (row, box) availability (bit r*3+k) -> cells whose pair lies on some permutation
-    perms = [(0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0)]
-    complex_ = np.zeros(512, np.int64)
-    for sh in range(512):
-        keep = 0
-        for p in perms:
-            if all(sh >> (r * 3 + p[r]) & 1 for r in range(3)):
-                for r in range(3):
-                    keep |= 1 << (r * 3 + p[r])
-        m = 0
-        for r in range(3):
-            for k in range(3):
-                if keep >> (r * 3 + k) & 1:
-                    m |= 7 << (r * 9 + k * 3)
-        complex_[sh] = m
+    # 3x3 matrix (bit i*3+j) -> union of the permutations inside it, their number and
+    # the first of them
+    keep9 = np.zeros(512, np.int64)
+    count9 = np.zeros(512, np.int64)
+    first9 = np.zeros(512, np.int64)
+    for m in range(512):
+        for p in _PERMS:
+            pm = sum(1 << (i * 3 + p[i]) for i in range(3))
+            if m & pm == pm:
+                if count9[m] == 0:
+                    first9[m] = pm
+                keep9[m] |= pm
+                count9[m] += 1
 
-    # columns reachable in a band (9 bits) -> cells still allowed in the other bands
-    colclaim = np.zeros(512, np.int64)
-    for cols in range(512):
-        claimed = 0
-        for k in range(3):
-            cb = (cols >> (3 * k)) & 7
-            if cb and (cb & (cb - 1)) == 0:
-                claimed |= cb << (3 * k)
-        colclaim[cols] = ALL27 & ~(claimed | claimed << 9 | claimed << 18)
+    # band matrix -> the cells of the board it allows
+    expand9 = np.zeros(512, np.int64)
+    for m in range(512):
+        for i in range(3):
+            for j in range(3):
+                if m >> (i * 3 + j) & 1:
+                    expand9[m] |= 7 << (i * 9 + j * 3)
+    complex_ = expand9[keep9]
 
     # peers of a cell inside its own band (row, box, column), excluding the cell
     peer_keep = np.zeros(27, np.int64)
@@ -148,15 +173,106 @@ def _build_tables():
             if j != i and (r2 == r or c2 == c or c2 // 3 == c // 3):
                 m |= 1 << j
         peer_keep[i] = ALL27 & ~m
-    return shrink, single_row, complex_, colclaim, peer_keep
+    return shrink, single_row, keep9, count9, first9, expand9, complex_, peer_keep
 
 
-SHRINK, SINGLE_ROW, COMPLEX, COLCLAIM, PEER_KEEP = _build_tables()
+SHRINK, SINGLE_ROW, KEEP9, COUNT9, FIRST9, EXPAND9, COMPLEX, PEER_KEEP = _build_tables()
 # 32-bit tables: half the cache footprint (all values fit in 27 bits)
 SHRINK = SHRINK.astype(np.int32)
 SINGLE_ROW = SINGLE_ROW.astype(np.int32)
+COUNT9 = COUNT9.astype(np.int32)
+FIRST9 = FIRST9.astype(np.int32)
+EXPAND9 = EXPAND9.astype(np.int32)
 COMPLEX = COMPLEX.astype(np.int32)
-COLCLAIM = COLCLAIM.astype(np.int32)
+PEER_KEEP = PEER_KEEP.astype(np.int32)
+
+# --------------------------------------------------------------------------------------
+# Bit helpers on three packed 3x3 matrices (27 bits, matrix m at bits 9m..9m+8)
+# --------------------------------------------------------------------------------------
+
+
+@njit(cache=True, inline="always")
+def _col_next(v):
+    """Each bit takes the value of the next column of its row (cyclically)."""
+    return ((v >> 1) & 0o333333333) | ((v << 2) & 0o444444444)
+
+
+@njit(cache=True, inline="always")
+def _col_prev(v):
+    """Each bit takes the value of the previous column of its row (cyclically)."""
+    return ((v >> 2) & 0o111111111) | ((v << 1) & 0o666666666)
+
+
+@njit(cache=True, inline="always")
+def _row_next(v):
+    """Each bit takes the value of the next row of its matrix (cyclically)."""
+    return ((v >> 3) & 0o077077077) | ((v << 6) & 0o700700700)
+
+
+@njit(cache=True, inline="always")
+def _row_prev(v):
+    """Each bit takes the value of the previous row of its matrix (cyclically)."""
+    return ((v >> 6) & 0o007007007) | ((v << 3) & 0o770770770)
+
+
+@njit(cache=True, inline="always")
+def _forced(m):
+    """Bits alone in their row: in a closed matrix, the digit must be there."""
+    return m & ~(_col_next(m) | _col_prev(m))
+
+
+@njit(cache=True, inline="always")
+def _swap_blocks(x):
+    """Transpose the 3x3 arrangement of 3-bit blocks (block (a, b) at bit 9a + 3b).
+
+    Turns (band, stack, column) into (stack, band, column): the column projections of a
+    digit's three boards into its three stack matrices, and back.
+    """
+    t = (x ^ (x >> 6)) & 0o000700070
+    x ^= t | (t << 6)
+    t = (x ^ (x >> 12)) & 0o000000700
+    return x ^ (t | (t << 12))
+
+
+@njit(cache=True, inline="always")
+def _columns(x):
+    """The columns (9 bits) where a board still has a cell."""
+    return (x | (x >> 9) | (x >> 18)) & 511
+
+
+@njit(cache=True, inline="always")
+def _spread(cols):
+    """The cells of the given columns (9 bits -> 27 bits)."""
+    return cols | (cols << 9) | (cols << 18)
+
+
+@njit(cache=True, inline="always")
+def _band_matrix(x):
+    """A board's band matrix: rows of the band x boxes where the digit may go."""
+    return SHRINK[x & 511] | (SHRINK[(x >> 9) & 511] << 3) | (SHRINK[(x >> 18) & 511] << 6)
+
+
+@njit(cache=True, inline="always")
+def _close_band(x):
+    """Keep the cells of a board whose minirow lies on a permutation still possible."""
+    return x & COMPLEX[_band_matrix(x)]
+
+
+@njit(cache=True, inline="always")
+def _close_stacks(k):
+    """Closure of three stack matrices at once (packed as band*9 + stack*3 + column).
+
+    A bit (band a, column j of a stack) lies on a permutation when the two other bands
+    can take the two other columns of the stack, one way or the other.
+    """
+    n1 = _col_next(k)
+    n2 = _col_prev(k)
+    # band a+1 and a+2 of the same stack: rotate the 9-bit band groups
+    b1n1 = (n1 >> 9) | ((n1 << 18) & ALL27)
+    b1n2 = (n2 >> 9) | ((n2 << 18) & ALL27)
+    b2n1 = (n1 >> 18) | ((n1 << 9) & ALL27)
+    b2n2 = (n2 >> 18) | ((n2 << 9) & ALL27)
+    return k & ((b1n1 & b2n2) | (b1n2 & b2n1))
 
 
 # --------------------------------------------------------------------------------------
@@ -165,287 +281,362 @@ COLCLAIM = COLCLAIM.astype(np.int32)
 
 
 @njit(cache=True, inline="always")
-def _propagate(F, U, dirty):
-    """Process dirty boards until none is left.  Returns False on contradiction."""
-    while dirty != 0:
-        s = _cttz(dirty)
-        dirty &= dirty - 1
-        x = np.int64(F[s])
-        sh = SHRINK[x & 511] | (SHRINK[(x >> 9) & 511] << 3) | (SHRINK[(x >> 18) & 511] << 6)
-        x &= COMPLEX[sh & 511]
-        if x == 0:
-            return False
-        F[s] = x
-        b = s // 9
-        # column claims -> the other two bands of the same digit (branch-free)
-        cm = COLCLAIM[(x | (x >> 9) | (x >> 18)) & 511]
-        t = s + 9 if s < 18 else s - 18
-        o = np.int64(F[t])
-        n = o & cm
-        F[t] = n
-        dirty |= np.int64(n != o) << t
-        t = s + 18 if s < 9 else s - 9
-        o = np.int64(F[t])
-        n = o & cm
-        F[t] = n
-        dirty |= np.int64(n != o) << t
-        # rows reduced to one cell fix that cell
-        solved = (
-            SINGLE_ROW[x & 511]
-            | (SINGLE_ROW[(x >> 9) & 511] << 9)
-            | (SINGLE_ROW[(x >> 18) & 511] << 18)
-        )
-        u = np.int64(U[b])
-        ns = solved & u
-        if ns != 0:
-            U[b] = u & ~ns
-            keep = ~ns
-            base = b * 9
-            for t in range(base, base + 9):
-                o = np.int64(F[t])
-                n = o & keep
-                F[t] = n
-                dirty |= np.int64(n != o) << t
-            F[s] = x
-            dirty &= ~(np.int64(1) << s)
+def _propagate(S, todo):
+    """Settle queued digits until none is left.  Returns False on contradiction."""
+    while todo != 0:
+        d = _cttz(todo)
+        todo &= todo - 1
+        x0 = np.int64(S[d])
+        x1 = np.int64(S[9 + d])
+        x2 = np.int64(S[18 + d])
+        while True:
+            x0 = _close_band(x0)
+            x1 = _close_band(x1)
+            x2 = _close_band(x2)
+            if x0 == 0 or x1 == 0 or x2 == 0:
+                return False
+            k = _close_stacks(_columns(x0) | (_columns(x1) << 9) | (_columns(x2) << 18))
+            y0 = x0 & _spread(k & 511)
+            y1 = x1 & _spread((k >> 9) & 511)
+            y2 = x2 & _spread(k >> 18)
+            if y0 == x0 and y1 == x1 and y2 == x2:
+                break
+            x0 = y0
+            x1 = y1
+            x2 = y2
+        S[d] = x0
+        S[9 + d] = x1
+        S[18 + d] = x2
+        # rows reduced to one cell place that cell: it leaves the band's other boards
+        for b in range(3):
+            x = x0 if b == 0 else (x1 if b == 1 else x2)
+            solved = (
+                SINGLE_ROW[x & 511]
+                | (SINGLE_ROW[(x >> 9) & 511] << 9)
+                | (SINGLE_ROW[(x >> 18) & 511] << 18)
+            )
+            u = np.int64(S[27 + b])
+            new = solved & u
+            if new != 0:
+                S[27 + b] = u & ~new
+                base = b * 9
+                hit = np.int64(0)
+                for t in range(9):
+                    o = np.int64(S[base + t])
+                    S[base + t] = o & ~new
+                    hit |= np.int64((o & new) != 0) << t
+                S[base + d] = x
+                todo |= hit & ~(np.int64(1) << d)
     return True
 
 
 @njit(cache=True, inline="always")
-def _singles(F, U, pairs):
-    """Place naked singles and column hidden singles.
+def _stall(S, MH, MV, pick):
+    """Reasoning across digits once propagation is stable.
 
-    Returns a dirty mask (> 0) if something was placed, 0 if nothing, -1 on contradiction.
-    Fills ``pairs[b]`` with the bivalue cells of each band.
+    Returns the digits changed (> 0), 0 when nothing follows (then ``pick`` holds the
+    branch: kind 0 band / 1 stack, its index, the digit, the entry), or -1 on contradiction.
     """
-    dirty = np.int64(0)
+    # naked singles and empty cells, bit-sliced over the nine boards of each band
+    todo = np.int64(0)
     for b in range(3):
         base = b * 9
         c1 = np.int64(0)
         c2 = np.int64(0)
-        c3 = np.int64(0)
         for d in range(9):
-            m = np.int64(F[base + d])
-            c3 |= c2 & m
+            m = np.int64(S[base + d])
             c2 |= c1 & m
             c1 |= m
         if c1 != ALL27:
             return -1
-        pairs[b] = c2 & ~c3
-        sing = c1 & ~c2 & np.int64(U[b])
+        sing = c1 & ~c2 & np.int64(S[27 + b])
         while sing != 0:
             i = _cttz(sing)
             bit = np.int64(1) << i
             sing &= sing - 1
             for d in range(9):
-                s = base + d
-                o = np.int64(F[s])
+                o = np.int64(S[base + d])
                 if o & bit:
-                    F[s] = o & PEER_KEEP[i]
-                    dirty |= np.int64(1) << s
+                    S[base + d] = o & PEER_KEEP[i]
+                    todo |= np.int64(1) << d
                     break
-    if dirty != 0:
-        return dirty
-    # hidden singles in columns: a digit with exactly one place left in a column
+    if todo != 0:
+        return todo
+
+    # triads: count, per minirow and per minicolumn, the digits that may go there (h*,
+    # v*) and the digits forced there (hf*, vf*), saturating at 4
+    h1 = h2 = h3 = h4 = np.int64(0)
+    v1 = v2 = v3 = v4 = np.int64(0)
+    hf1 = hf2 = hf3 = hf4 = np.int64(0)
+    vf1 = vf2 = vf3 = vf4 = np.int64(0)
     for d in range(9):
-        x0 = np.int64(F[d])
-        x1 = np.int64(F[9 + d])
-        x2 = np.int64(F[18 + d])
-        o1 = np.int64(0)
-        o2 = np.int64(0)
-        for x in (x0, x1, x2):
-            for r in range(3):
-                m = (x >> (9 * r)) & 511
-                o2 |= o1 & m
-                o1 |= m
-        if o1 != 511:
-            return -1
-        one = o1 & ~o2
-        if one == 0:
-            continue
-        one3 = one | (one << 9) | (one << 18)
-        for b in range(3):
-            s = b * 9 + d
-            h = np.int64(F[s]) & one3 & np.int64(U[b])
-            while h != 0:
-                i = _cttz(h)
-                h &= h - 1
-                F[s] = np.int64(F[s]) & PEER_KEEP[i]
-                dirty |= np.int64(1) << s
-    return dirty
+        x0 = np.int64(S[d])
+        x1 = np.int64(S[9 + d])
+        x2 = np.int64(S[18 + d])
+        mh = _band_matrix(x0) | (_band_matrix(x1) << 9) | (_band_matrix(x2) << 18)
+        mv = _swap_blocks(_columns(x0) | (_columns(x1) << 9) | (_columns(x2) << 18))
+        MH[d] = mh
+        MV[d] = mv
+        h4 |= h3 & mh
+        h3 |= h2 & mh
+        h2 |= h1 & mh
+        h1 |= mh
+        v4 |= v3 & mv
+        v3 |= v2 & mv
+        v2 |= v1 & mv
+        v1 |= mv
+        f = _forced(mh)
+        hf4 |= hf3 & f
+        hf3 |= hf2 & f
+        hf2 |= hf1 & f
+        hf1 |= f
+        f = _forced(mv)
+        vf4 |= vf3 & f
+        vf3 |= vf2 & f
+        vf2 |= vf1 & f
+        vf1 |= f
+    if (h3 & v3) != ALL27 or (hf4 | vf4) != 0:
+        return -1  # a minirow/minicolumn short of digits, or one with four forced
+    h_only3 = h3 & ~h4
+    v_only3 = v3 & ~v4
+    h_forced3 = hf3 & ~hf4
+    v_forced3 = vf3 & ~vf4
+    if (h_only3 ^ h_forced3) | (v_only3 ^ v_forced3):
+        for d in range(9):
+            mh = np.int64(MH[d])
+            mv = np.int64(MV[d])
+            fh = _forced(mh)
+            fv = _forced(mv)
+            # forced in: the other entries of its row and column go; full: others go
+            need = mh & h_only3 & ~fh
+            drop = (_col_next(need) | _col_prev(need) | _row_next(need) | _row_prev(need)) | (
+                mh & h_forced3 & ~fh
+            )
+            nh = mh & ~drop
+            need = mv & v_only3 & ~fv
+            drop = (_col_next(need) | _col_prev(need) | _row_next(need) | _row_prev(need)) | (
+                mv & v_forced3 & ~fv
+            )
+            nv = mv & ~drop
+            if nh != mh or nv != mv:
+                k = _swap_blocks(nv)
+                for b in range(3):
+                    s = b * 9 + d
+                    o = np.int64(S[s])
+                    n = o & EXPAND9[(nh >> (9 * b)) & 511] & _spread((k >> (9 * b)) & 511)
+                    if n == 0:
+                        return -1
+                    S[s] = n
+                todo |= np.int64(1) << d
+        if todo != 0:
+            return todo
+
+    _choose_branch(MH, MV, pick)
+    return 0
 
 
-@njit(cache=True)
-def _solve_one(grids, p, out, limit, F, U, pairs, stack):
-    """Solve puzzle ``p``; write the first solution to ``out[p]``.
+@njit(cache=True, inline="always")
+def _choose_branch(MH, MV, pick):
+    """The branch, after tdoku: the band or stack whose digits have the fewest
+    permutations left in all, and in it the digit with the fewest (two if any)."""
+    best = 1 << 30
+    kind = -1
+    idx = 0
+    for m in range(3):
+        th = 0
+        tv = 0
+        for d in range(9):
+            th += COUNT9[(np.int64(MH[d]) >> (9 * m)) & 511]
+            tv += COUNT9[(np.int64(MV[d]) >> (9 * m)) & 511]
+        if th > 9 and th < best:
+            best = th
+            kind = 0
+            idx = m
+        if tv > 9 and tv < best:
+            best = tv
+            kind = 1
+            idx = m
+    pick[0] = kind
+    if kind < 0:
+        return
+    fewest = 7
+    digit = 0
+    mat = 0
+    for d in range(9):
+        mm = (np.int64(MH[d]) if kind == 0 else np.int64(MV[d])) >> (9 * idx) & 511
+        c = COUNT9[mm]
+        if c >= 2 and c < fewest:
+            fewest = c
+            digit = d
+            mat = mm
+    entry = np.int64(FIRST9[mat]) & ~_forced(mat)
+    pick[1] = idx
+    pick[2] = digit
+    pick[3] = _cttz(entry)
 
-    Returns (number of solutions capped at limit, number of branch points).
-    """
+
+@njit(cache=True, inline="always")
+def _assert_entry(S, kind, idx, d, e, on):
+    """Assert (on) or deny (not on) entry e of matrix idx of digit d in node S."""
+    if kind == 0:
+        s = idx * 9 + d
+        cells = np.int64(7) << (9 * (e // 3) + 3 * (e % 3))
+        if on:
+            # the digit's row of the band lies in this box, and the box's digit in this row
+            row = np.int64(511) << (9 * (e // 3))
+            box = np.int64(0o007007007) << (3 * (e % 3))
+            S[s] = np.int64(S[s]) & ~((row | box) & ~cells)
+        else:
+            S[s] = np.int64(S[s]) & ~cells
+    else:
+        band = e // 3
+        col = 3 * idx + e % 3
+        colcells = _spread(np.int64(1) << col)
+        if on:
+            for b in range(3):
+                s = b * 9 + d
+                if b == band:
+                    other = _spread(np.int64(7) << (3 * idx)) & ~colcells
+                    S[s] = np.int64(S[s]) & ~other
+                else:
+                    S[s] = np.int64(S[s]) & ~colcells
+        else:
+            s = band * 9 + d
+            S[s] = np.int64(S[s]) & ~colcells
+
+
+@njit(cache=True, inline="always")
+def _setup(grid, S):
+    """The node of the givens; False if two givens clash."""
     for s in range(27):
-        F[s] = ALL27
+        S[s] = ALL27
     for b in range(3):
-        U[b] = ALL27
+        S[27 + b] = ALL27
     for c in range(81):
-        v = np.int64(grids[p, c])
+        v = np.int64(grid[c])
         if v >= 1 and v <= 9:
             b = c // 27
             i = c - 27 * b
             s = b * 9 + v - 1
-            o = np.int64(F[s])
+            o = np.int64(S[s])
             bit = np.int64(1) << i
             if o & bit == 0:
-                return 0, 0
-            # full elimination: the cell leaves the other digits, its row/box/column
-            # peers lose the digit (in this band and, by column, in the other two)
-            U[b] = np.int64(U[b]) & ~bit
+                return False
+            # the cell leaves the other digits, its peers lose the digit (in this band
+            # and, by column, in the other two)
+            S[27 + b] = np.int64(S[27 + b]) & ~bit
             base = b * 9
             for t in range(base, base + 9):
-                F[t] = np.int64(F[t]) & ~bit
-            F[s] = o & PEER_KEEP[i]
+                S[t] = np.int64(S[t]) & ~bit
+            S[s] = o & PEER_KEEP[i]
             cm = ~(np.int64(0x40201) << (i % 9))
             t = s + 9 if s < 18 else s - 18
-            F[t] = np.int64(F[t]) & cm
+            S[t] = np.int64(S[t]) & cm
             t = s + 18 if s < 9 else s - 9
-            F[t] = np.int64(F[t]) & cm
-    dirty = np.int64(ALL27)
+            S[t] = np.int64(S[t]) & cm
+    return True
+
+
+@njit(cache=True, inline="always")
+def _extract(S, out, p):
+    """Write the solved node as digits: bit-slice the digit number of every cell."""
+    for b in range(3):
+        base = b * 9
+        q0 = np.int64(S[base + 1]) | np.int64(S[base + 3]) | np.int64(S[base + 5])
+        q0 |= np.int64(S[base + 7])
+        q1 = np.int64(S[base + 2]) | np.int64(S[base + 3]) | np.int64(S[base + 6])
+        q1 |= np.int64(S[base + 7])
+        q2 = np.int64(S[base + 4]) | np.int64(S[base + 5]) | np.int64(S[base + 6])
+        q2 |= np.int64(S[base + 7])
+        q3 = np.int64(S[base + 8])
+        off = 27 * b
+        for i in range(27):
+            out[p, off + i] = 1 + (
+                ((q0 >> i) & 1)
+                | (((q1 >> i) & 1) << 1)
+                | (((q2 >> i) & 1) << 2)
+                | (((q3 >> i) & 1) << 3)
+            )
+
+
+@njit(cache=True)
+def _solve_one(grids, p, out, limit, S, MH, MV, pick, stack):
+    """Solve puzzle ``p``; write the first solution to ``out[p]``.
+
+    Returns (number of solutions capped at limit, number of branch points).
+    """
+    if not _setup(grids[p], S):
+        return 0, 0
+    todo = np.int64(ALL_DIGITS)
     sp = 0
     nsol = 0
     guesses = 0
     while True:
-        ok = _propagate(F, U, dirty)
-        solved = False
+        ok = _propagate(S, todo)
+        while ok:
+            if (np.int64(S[27]) | np.int64(S[28]) | np.int64(S[29])) == 0:
+                break
+            r = _stall(S, MH, MV, pick)
+            if r < 0:
+                ok = False
+            elif r == 0:
+                break
+            else:
+                ok = _propagate(S, r)
         if ok:
-            while True:
-                if (np.int64(U[0]) | np.int64(U[1]) | np.int64(U[2])) == 0:
-                    solved = True
-                    break
-                r = _singles(F, U, pairs)
-                if r < 0:
-                    ok = False
-                    break
-                if r == 0:
-                    break
-                if not _propagate(F, U, r):
-                    ok = False
-                    break
-        if ok:
-            if solved:
+            if (np.int64(S[27]) | np.int64(S[28]) | np.int64(S[29])) == 0:
                 nsol += 1
                 if nsol == 1:
-                    for s in range(27):
-                        x = np.int64(F[s])
-                        off = (s // 9) * 27
-                        dig = s % 9 + 1
-                        while x != 0:
-                            out[p, off + _cttz(x)] = dig
-                            x &= x - 1
+                    _extract(S, out, p)
                 if nsol >= limit:
                     break
-            else:
-                # branch on a bivalue cell; among them prefer the one whose peers hold
-                # the most unsolved cells (score 2 each) and bivalue cells (1 more each)
+            elif pick[0] >= 0:
                 guesses += 1
-                bb = -1
-                best = -1
-                bi = 0
-                p0 = np.int64(pairs[0])
-                p1 = np.int64(pairs[1])
-                p2 = np.int64(pairs[2])
-                u0 = np.int64(U[0])
-                u1 = np.int64(U[1])
-                u2 = np.int64(U[2])
-                for b in range(3):
-                    pb = p0 if b == 0 else (p1 if b == 1 else p2)
-                    ub = u0 if b == 0 else (u1 if b == 1 else u2)
-                    q = pb
-                    while q != 0:
-                        j = _cttz(q)
-                        q &= q - 1
-                        cm = np.int64(0x40201) << (j % 9)  # column of j, all 3 rows
-                        seen = ~PEER_KEEP[j] & ALL27
-                        k = 2 * _popcnt(ub & seen) + _popcnt(pb & seen)
-                        if b != 0:
-                            k += 2 * _popcnt(u0 & cm) + _popcnt(p0 & cm)
-                        if b != 1:
-                            k += 2 * _popcnt(u1 & cm) + _popcnt(p1 & cm)
-                        if b != 2:
-                            k += 2 * _popcnt(u2 & cm) + _popcnt(p2 & cm)
-                        if k > best:
-                            best = k
-                            bb = b
-                            bi = j
-                if bb >= 0:
-                    i = bi
-                else:
-                    # no bivalue cell: the unsolved cell with the fewest candidates
-                    bestn = 10
-                    bi = 0
-                    for b in range(3):
-                        u = np.int64(U[b])
-                        while u != 0:
-                            j = _cttz(u)
-                            u &= u - 1
-                            n = 0
-                            for d in range(9):
-                                n += (np.int64(F[b * 9 + d]) >> j) & 1
-                            if n < bestn:
-                                bestn = n
-                                bb = b
-                                bi = j
-                    i = bi
-                bit = np.int64(1) << i
-                base = bb * 9
-                s = base
-                for d in range(9):
-                    if np.int64(F[base + d]) & bit:
-                        s = base + d
-                        break
-                # alternative: the same node without this candidate
-                for t in range(27):
-                    stack[sp, t] = F[t]
-                stack[sp, 27] = U[0]
-                stack[sp, 28] = U[1]
-                stack[sp, 29] = U[2]
-                stack[sp, 30] = s
-                stack[sp, s] = np.int64(F[s]) & ~bit
+                kind = pick[0]
+                idx = pick[1]
+                d = pick[2]
+                e = pick[3]
+                for t in range(32):
+                    stack[sp, t] = S[t]
+                stack[sp, 30] = np.int64(1) << d
+                _assert_entry(stack[sp], kind, idx, d, e, False)
                 sp += 1
-                F[s] = np.int64(F[s]) & PEER_KEEP[i]
-                dirty = np.int64(1) << s
+                _assert_entry(S, kind, idx, d, e, True)
+                todo = np.int64(1) << d
                 continue
         # backtrack
         if sp == 0:
             break
         sp -= 1
-        for t in range(27):
-            F[t] = stack[sp, t]
-        U[0] = stack[sp, 27]
-        U[1] = stack[sp, 28]
-        U[2] = stack[sp, 29]
-        dirty = np.int64(1) << np.int64(stack[sp, 30])
+        for t in range(32):
+            S[t] = stack[sp, t]
+        todo = np.int64(S[30])
     return nsol, guesses
 
 
 @njit(cache=True)
 def _kernel(grids, limit, out, nsol, nguess):
-    F = np.empty(27, np.int32)
-    U = np.empty(3, np.int32)
-    pairs = np.empty(3, np.int64)
-    stack = np.empty((STACK_DEPTH, 32), np.int32)
+    S = np.zeros(32, np.int32)
+    MH = np.zeros(9, np.int32)
+    MV = np.zeros(9, np.int32)
+    pick = np.zeros(4, np.int64)
+    stack = np.zeros((STACK_DEPTH, 32), np.int32)
     for p in range(grids.shape[0]):
-        ns, g = _solve_one(grids, p, out, limit, F, U, pairs, stack)
+        ns, g = _solve_one(grids, p, out, limit, S, MH, MV, pick, stack)
         nsol[p] = ns
         nguess[p] = g
 
 
 @njit(cache=True)
 def _kernel_timed(grids, limit, out, nsol, nguess, cycles):
-    F = np.empty(27, np.int32)
-    U = np.empty(3, np.int32)
-    pairs = np.empty(3, np.int64)
-    stack = np.empty((STACK_DEPTH, 32), np.int32)
+    S = np.zeros(32, np.int32)
+    MH = np.zeros(9, np.int32)
+    MV = np.zeros(9, np.int32)
+    pick = np.zeros(4, np.int64)
+    stack = np.zeros((STACK_DEPTH, 32), np.int32)
     for p in range(grids.shape[0]):
         t0 = _rdcycle()
-        ns, g = _solve_one(grids, p, out, limit, F, U, pairs, stack)
+        ns, g = _solve_one(grids, p, out, limit, S, MH, MV, pick, stack)
         t1 = _rdcycle()
         nsol[p] = ns
         nguess[p] = g
