@@ -48,8 +48,9 @@ When the queue is empty, ``_stall`` looks across digits:
 Branching
 ---------
 When nothing more follows, the search branches the way tdoku does: on the band or stack
-whose digits have the fewest permutations left in all (counted over both orientations),
-and in it on the digit with the fewest (usually two).  The branch asserts one minirow /
+whose nine matrices have the fewest bits left in all (over both orientations; tdoku
+counts permutations, which costs more and guesses no less), and in it on the digit with
+the fewest bits (usually two permutations).  The branch asserts one minirow /
 minicolumn of that digit's first permutation; the pushed alternative is the same node
 without it.  ``guesses`` counts these branch points.  Backtracking restores whole nodes
 from an explicit stack.
@@ -437,8 +438,9 @@ def _stall(S, MH, MV, pick):
 
 @njit(cache=True, inline="always")
 def _choose_branch(MH, MV, pick):
-    """The branch, after tdoku: the band or stack whose digits have the fewest
-    permutations left in all, and in it the digit with the fewest (two if any)."""
+    """The branch, after tdoku: the band or stack with the fewest matrix bits left over
+    its nine digits, and in it the digit with the fewest (tdoku counts permutations; the
+    bits are cheaper to count and lead to as few guesses)."""
     best = 1 << 30
     kind = -1
     idx = 0
@@ -446,26 +448,26 @@ def _choose_branch(MH, MV, pick):
         th = 0
         tv = 0
         for d in range(9):
-            th += COUNT9[(np.int64(MH[d]) >> (9 * m)) & 511]
-            tv += COUNT9[(np.int64(MV[d]) >> (9 * m)) & 511]
-        if th > 9 and th < best:
+            th += _popcnt((np.int64(MH[d]) >> (9 * m)) & 511)
+            tv += _popcnt((np.int64(MV[d]) >> (9 * m)) & 511)
+        if th > 27 and th < best:
             best = th
             kind = 0
             idx = m
-        if tv > 9 and tv < best:
+        if tv > 27 and tv < best:
             best = tv
             kind = 1
             idx = m
     pick[0] = kind
     if kind < 0:
         return
-    fewest = 7
+    fewest = 10
     digit = 0
     mat = 0
     for d in range(9):
         mm = (np.int64(MH[d]) if kind == 0 else np.int64(MV[d])) >> (9 * idx) & 511
-        c = COUNT9[mm]
-        if c >= 2 and c < fewest:
+        c = _popcnt(mm)
+        if c >= 4 and c < fewest:
             fewest = c
             digit = d
             mat = mm
