@@ -125,7 +125,9 @@ def _rdcycle(typingctx):
 # --------------------------------------------------------------------------------------
 
 ALL27 = (1 << 27) - 1
-STACK_DEPTH = 96  # every branch fixes a digit in one more minirow/minicolumn: depth < 96
+# every branch point removes at least one of the at most 6 permutations of one of the
+# 54 (matrix, digit) pairs, and never adds one: a path has fewer than 54 * 5 + 1 of them
+STACK_DEPTH = 6 * 9 * 5 + 2
 ALL_DIGITS = 0x1FF
 
 _PERMS = [(0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0)]
@@ -508,14 +510,14 @@ def _assert_entry(S, kind, idx, d, e, on):
 
 
 @njit(cache=True, inline="always")
-def _setup(grid, S):
+def _setup(grids, p, S):
     """The node of the givens; False if two givens clash."""
     for s in range(27):
         S[s] = ALL27
     for b in range(3):
         S[27 + b] = ALL27
     for c in range(81):
-        v = np.int64(grid[c])
+        v = np.int64(grids[p, c])
         if v >= 1 and v <= 9:
             b = c // 27
             i = c - 27 * b
@@ -561,13 +563,13 @@ def _extract(S, out, p):
             )
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _solve_one(grids, p, out, limit, S, MH, MV, pick, stack):
     """Solve puzzle ``p``; write the first solution to ``out[p]``.
 
     Returns (number of solutions capped at limit, number of branch points).
     """
-    if not _setup(grids[p], S):
+    if not _setup(grids, p, S):
         return 0, 0
     todo = np.int64(ALL_DIGITS)
     sp = 0
@@ -598,11 +600,15 @@ def _solve_one(grids, p, out, limit, S, MH, MV, pick, stack):
                 idx = pick[1]
                 d = pick[2]
                 e = pick[3]
+                # push the node without the entry, go on with it
+                s = idx * 9 + d if kind == 0 else (e // 3) * 9 + d
+                keep = S[s]
+                _assert_entry(S, kind, idx, d, e, False)
+                S[30] = np.int64(1) << d
                 for t in range(32):
                     stack[sp, t] = S[t]
-                stack[sp, 30] = np.int64(1) << d
-                _assert_entry(stack[sp], kind, idx, d, e, False)
                 sp += 1
+                S[s] = keep
                 _assert_entry(S, kind, idx, d, e, True)
                 todo = np.int64(1) << d
                 continue
@@ -616,17 +622,28 @@ def _solve_one(grids, p, out, limit, S, MH, MV, pick, stack):
     return nsol, guesses
 
 
+@njit(cache=True, _nrt=False)
+def _solve_all(grids, limit, out, nsol, nguess, cycles, S, MH, MV, pick, stack):
+    """The loop over puzzles, compiled without reference counting (no array is made
+    here), so that the state arrays cost no bookkeeping per puzzle or per node."""
+    timed = cycles.shape[0] == grids.shape[0]
+    for p in range(grids.shape[0]):
+        t0 = _rdcycle() if timed else 0
+        ns, g = _solve_one(grids, p, out, limit, S, MH, MV, pick, stack)
+        nsol[p] = ns
+        nguess[p] = g
+        if timed:
+            cycles[p] = _rdcycle() - t0
+
+
 @njit(cache=True)
 def _kernel(grids, limit, out, nsol, nguess):
     S = np.zeros(32, np.int32)
     MH = np.zeros(9, np.int32)
     MV = np.zeros(9, np.int32)
     pick = np.zeros(4, np.int64)
-    stack = np.zeros((STACK_DEPTH, 32), np.int32)
-    for p in range(grids.shape[0]):
-        ns, g = _solve_one(grids, p, out, limit, S, MH, MV, pick, stack)
-        nsol[p] = ns
-        nguess[p] = g
+    stack = np.empty((STACK_DEPTH, 32), np.int32)
+    _solve_all(grids, limit, out, nsol, nguess, nguess[:0], S, MH, MV, pick, stack)
 
 
 @njit(cache=True)
@@ -635,14 +652,8 @@ def _kernel_timed(grids, limit, out, nsol, nguess, cycles):
     MH = np.zeros(9, np.int32)
     MV = np.zeros(9, np.int32)
     pick = np.zeros(4, np.int64)
-    stack = np.zeros((STACK_DEPTH, 32), np.int32)
-    for p in range(grids.shape[0]):
-        t0 = _rdcycle()
-        ns, g = _solve_one(grids, p, out, limit, S, MH, MV, pick, stack)
-        t1 = _rdcycle()
-        nsol[p] = ns
-        nguess[p] = g
-        cycles[p] = t1 - t0
+    stack = np.empty((STACK_DEPTH, 32), np.int32)
+    _solve_all(grids, limit, out, nsol, nguess, cycles, S, MH, MV, pick, stack)
 
 
 # --------------------------------------------------------------------------------------
