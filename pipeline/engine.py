@@ -16,18 +16,20 @@ search node is one row of 32 int32 (JCZSolve keeps its state the same way)::
                                        row 2  c0 c1 c2 | c3 c4 c5 | c6 c7 c8   bits 18..26
                                               box 0      box 1      box 2
 
-Two derived views of a digit are 3x3 *matrices* of 9 bits (row-major, bit i*3 + j),
-three of them packed in 27 bits (matrix m at bits 9m..9m+8):
+At a coarser grain, where may a digit still go inside each box?  Two 27-bit words per
+digit say it, one bit per minirow (a row inside a box: tdoku's horizontal triad) and one
+per minicolumn (a column inside a box: its vertical triad)::
 
-* the band matrix of band b: row i = row of the band, column j = box; bit set when the
-  digit may still go in that row inside that box (a *minirow*, tdoku's horizontal triad);
-* the stack matrix of stack s (box column s): row i = band, column j = column 3s+j; bit
-  set when the digit may still go in that column inside that band's box (a *minicolumn*).
+    minirows     H  bit 9r + 3k + b   band b, row r of the band, box k of the band
+    minicolumns  K  bit 9b + 3s + i   band b, stack s (box column), column i of the stack
 
-A digit occupies one cell per row, column and box, so in both matrices it takes exactly
-one bit per row and per column: one of the six permutations of three.  Every matrix is
-therefore kept equal to the union of the permutations it still contains (the closure),
-and a bit alone in its row is *forced*: the digit must lie in that minirow / minicolumn.
+Read per band (H, the bits b mod 3) or per stack (K, one 3-bit group in each 9-bit
+group) these are 3x3 matrices: rows of the band x boxes, and bands x columns of the
+stack.  A digit occupies one cell per row, column and box, so it takes exactly one bit
+per row and per column of each matrix: one of the six permutations of three.  Every
+matrix is kept equal to the union of the permutations it still contains (its closure),
+and a bit alone in its matrix row is *forced*: the digit must be in that minirow /
+minicolumn.
 
 Propagation
 -----------
@@ -42,8 +44,9 @@ When the queue is empty, ``_stall`` looks across digits:
 * naked singles (a cell with one candidate) and empty cells, bit-sliced per band;
 * triads, after tdoku: a minirow or minicolumn holds exactly three digits, so if only
   three digits can go there they are all forced into it, and if three digits are forced
-  into it no other digit may stay.  Counting over the nine digits is bit-sliced on the
-  packed matrices.
+  into it no other digit may stay.  The digits are counted per minirow and minicolumn by
+  bit-sliced binary counters over the nine H and K words (the counters also give the
+  bits left per matrix, for the branch).
 
 Branching
 ---------
@@ -143,19 +146,16 @@ def _build_tables():
         if v and (v & (v - 1)) == 0:
             single_row[v] = v
 
-    # 3x3 matrix (bit i*3+j) -> union of the permutations inside it, their number and
-    # the first of them
+    # 3x3 matrix (bit i*3+j) -> union of the permutations inside it, and the first of them
     keep9 = np.zeros(512, np.int64)
-    count9 = np.zeros(512, np.int64)
     first9 = np.zeros(512, np.int64)
     for m in range(512):
         for p in _PERMS:
             pm = sum(1 << (i * 3 + p[i]) for i in range(3))
             if m & pm == pm:
-                if count9[m] == 0:
+                if keep9[m] == 0:
                     first9[m] = pm
                 keep9[m] |= pm
-                count9[m] += 1
 
     # band matrix -> the cells of the board it allows
     expand9 = np.zeros(512, np.int64)
@@ -176,16 +176,14 @@ def _build_tables():
             if j != i and (r2 == r or c2 == c or c2 // 3 == c // 3):
                 m |= 1 << j
         peer_keep[i] = ALL27 & ~m
-    return shrink, single_row, keep9, count9, first9, expand9, complex_, peer_keep
+    return shrink, single_row, first9, complex_, peer_keep
 
 
-SHRINK, SINGLE_ROW, KEEP9, COUNT9, FIRST9, EXPAND9, COMPLEX, PEER_KEEP = _build_tables()
+SHRINK, SINGLE_ROW, FIRST9, COMPLEX, PEER_KEEP = _build_tables()
 # 32-bit tables: half the cache footprint (all values fit in 27 bits)
 SHRINK = SHRINK.astype(np.int32)
 SINGLE_ROW = SINGLE_ROW.astype(np.int32)
-COUNT9 = COUNT9.astype(np.int32)
 FIRST9 = FIRST9.astype(np.int32)
-EXPAND9 = EXPAND9.astype(np.int32)
 COMPLEX = COMPLEX.astype(np.int32)
 PEER_KEEP = PEER_KEEP.astype(np.int32)
 
@@ -207,34 +205,39 @@ def _col_prev(v):
 
 
 @njit(cache=True, inline="always")
-def _row_next(v):
-    """Each bit takes the value of the next row of its matrix (cyclically)."""
-    return ((v >> 3) & 0o077077077) | ((v << 6) & 0o700700700)
-
-
-@njit(cache=True, inline="always")
-def _row_prev(v):
-    """Each bit takes the value of the previous row of its matrix (cyclically)."""
-    return ((v >> 6) & 0o007007007) | ((v << 3) & 0o770770770)
-
-
-@njit(cache=True, inline="always")
 def _forced(m):
     """Bits alone in their row: in a closed matrix, the digit must be there."""
     return m & ~(_col_next(m) | _col_prev(m))
 
 
 @njit(cache=True, inline="always")
-def _swap_blocks(x):
-    """Transpose the 3x3 arrangement of 3-bit blocks (block (a, b) at bit 9a + 3b).
+def _minirows(x):
+    """Bit 9r + 3k set when minirow (row r, box k) of a board still has a cell."""
+    return (x | (x >> 1) | (x >> 2)) & 0o111111111
 
-    Turns (band, stack, column) into (stack, band, column): the column projections of a
-    digit's three boards into its three stack matrices, and back.
-    """
-    t = (x ^ (x >> 6)) & 0o000700070
-    x ^= t | (t << 6)
-    t = (x ^ (x >> 12)) & 0o000000700
-    return x ^ (t | (t << 12))
+
+@njit(cache=True, inline="always")
+def _other_boxes(h):
+    """Minirow word: the same row of the same band, in the two other boxes."""
+    return (
+        ((h >> 3) & 0o077077077)
+        | ((h << 6) & 0o700700700)
+        | ((h >> 6) & 0o007007007)
+        | ((h << 3) & 0o770770770)
+    )
+
+
+@njit(cache=True, inline="always")
+def _other_columns(k):
+    """Minicolumn word: the same band and stack (one box), the two other columns."""
+    return _col_next(k) | _col_prev(k)
+
+
+@njit(cache=True, inline="always")
+def _other_nines(v):
+    """The same place in the two other 9-bit groups: in a minirow word the other rows of
+    the box, in a minicolumn word the other bands of the column."""
+    return ((v >> 9) | (v << 18) | (v >> 18) | (v << 9)) & ALL27
 
 
 @njit(cache=True, inline="always")
@@ -334,6 +337,18 @@ def _propagate(S, todo):
 
 
 @njit(cache=True, inline="always")
+def _count_in(m, c0, c1, c2, c3):
+    """Add the bits of m to four bit-sliced binary counters (one count per bit)."""
+    t = c0 & m
+    c0 ^= m
+    u = c1 & t
+    c1 ^= t
+    c3 |= c2 & u
+    c2 ^= u
+    return c0, c1, c2, c3
+
+
+@njit(cache=True, inline="always")
 def _stall(S, MH, MV, pick):
     """Reasoning across digits once propagation is stable.
 
@@ -366,67 +381,48 @@ def _stall(S, MH, MV, pick):
     if todo != 0:
         return todo
 
-    # triads: count, per minirow and per minicolumn, the digits that may go there (h*,
-    # v*) and the digits forced there (hf*, vf*), saturating at 4
-    h1 = h2 = h3 = h4 = np.int64(0)
-    v1 = v2 = v3 = v4 = np.int64(0)
-    hf1 = hf2 = hf3 = hf4 = np.int64(0)
-    vf1 = vf2 = vf3 = vf4 = np.int64(0)
+    # triads: count over the digits, per minirow and minicolumn, those that may go there
+    # (h*, v*) and those forced there (hf*, vf*): bit-sliced binary counters
+    h0 = h1 = h2 = h3 = np.int64(0)
+    v0 = v1 = v2 = v3 = np.int64(0)
+    f0 = f1 = f2 = f3 = np.int64(0)
+    g0 = g1 = g2 = g3 = np.int64(0)
     for d in range(9):
         x0 = np.int64(S[d])
         x1 = np.int64(S[9 + d])
         x2 = np.int64(S[18 + d])
-        mh = _band_matrix(x0) | (_band_matrix(x1) << 9) | (_band_matrix(x2) << 18)
-        mv = _swap_blocks(_columns(x0) | (_columns(x1) << 9) | (_columns(x2) << 18))
+        mh = _minirows(x0) | (_minirows(x1) << 1) | (_minirows(x2) << 2)
+        mv = _columns(x0) | (_columns(x1) << 9) | (_columns(x2) << 18)
         MH[d] = mh
         MV[d] = mv
-        h4 |= h3 & mh
-        h3 |= h2 & mh
-        h2 |= h1 & mh
-        h1 |= mh
-        v4 |= v3 & mv
-        v3 |= v2 & mv
-        v2 |= v1 & mv
-        v1 |= mv
-        f = _forced(mh)
-        hf4 |= hf3 & f
-        hf3 |= hf2 & f
-        hf2 |= hf1 & f
-        hf1 |= f
-        f = _forced(mv)
-        vf4 |= vf3 & f
-        vf3 |= vf2 & f
-        vf2 |= vf1 & f
-        vf1 |= f
-    if (h3 & v3) != ALL27 or (hf4 | vf4) != 0:
-        return -1  # a minirow/minicolumn short of digits, or one with four forced
-    h_only3 = h3 & ~h4
-    v_only3 = v3 & ~v4
-    h_forced3 = hf3 & ~hf4
-    v_forced3 = vf3 & ~vf4
+        h0, h1, h2, h3 = _count_in(mh, h0, h1, h2, h3)
+        v0, v1, v2, v3 = _count_in(mv, v0, v1, v2, v3)
+        f0, f1, f2, f3 = _count_in(mh & ~_other_boxes(mh), f0, f1, f2, f3)
+        g0, g1, g2, g3 = _count_in(mv & ~_other_columns(mv), g0, g1, g2, g3)
+    # every minirow and minicolumn holds three digits
+    if ((h2 | h3 | (h1 & h0)) & (v2 | v3 | (v1 & v0))) != ALL27 or (f2 | f3 | g2 | g3) != 0:
+        return -1
+    h_only3 = h1 & h0 & ~(h2 | h3)
+    v_only3 = v1 & v0 & ~(v2 | v3)
+    h_forced3 = f1 & f0
+    v_forced3 = g1 & g0
     if (h_only3 ^ h_forced3) | (v_only3 ^ v_forced3):
         for d in range(9):
             mh = np.int64(MH[d])
             mv = np.int64(MV[d])
-            fh = _forced(mh)
-            fv = _forced(mv)
-            # forced in: the other entries of its row and column go; full: others go
+            fh = mh & ~_other_boxes(mh)
+            fv = mv & ~_other_columns(mv)
+            # only three digits may go there: each is forced in, so its other minirows
+            # in that row and box go; three are forced there: no other digit may stay
             need = mh & h_only3 & ~fh
-            drop = (_col_next(need) | _col_prev(need) | _row_next(need) | _row_prev(need)) | (
-                mh & h_forced3 & ~fh
-            )
-            nh = mh & ~drop
+            nh = mh & ~(_other_boxes(need) | _other_nines(need) | (mh & h_forced3 & ~fh))
             need = mv & v_only3 & ~fv
-            drop = (_col_next(need) | _col_prev(need) | _row_next(need) | _row_prev(need)) | (
-                mv & v_forced3 & ~fv
-            )
-            nv = mv & ~drop
+            nv = mv & ~(_other_columns(need) | _other_nines(need) | (mv & v_forced3 & ~fv))
             if nh != mh or nv != mv:
-                k = _swap_blocks(nv)
                 for b in range(3):
                     s = b * 9 + d
-                    o = np.int64(S[s])
-                    n = o & EXPAND9[(nh >> (9 * b)) & 511] & _spread((k >> (9 * b)) & 511)
+                    keep = (((nh >> b) & 0o111111111) * 7) & _spread((nv >> (9 * b)) & 511)
+                    n = np.int64(S[s]) & keep
                     if n == 0:
                         return -1
                     S[s] = n
@@ -434,24 +430,15 @@ def _stall(S, MH, MV, pick):
         if todo != 0:
             return todo
 
-    _choose_branch(MH, MV, pick)
-    return 0
-
-
-@njit(cache=True, inline="always")
-def _choose_branch(MH, MV, pick):
-    """The branch, after tdoku: the band or stack with the fewest matrix bits left over
-    its nine digits, and in it the digit with the fewest (tdoku counts permutations; the
-    bits are cheaper to count and lead to as few guesses)."""
+    # bits left in each band's and stack's matrices, from the counters
     best = 1 << 30
     kind = -1
     idx = 0
     for m in range(3):
-        th = 0
-        tv = 0
-        for d in range(9):
-            th += _popcnt((np.int64(MH[d]) >> (9 * m)) & 511)
-            tv += _popcnt((np.int64(MV[d]) >> (9 * m)) & 511)
+        mb = np.int64(0o111111111) << m
+        th = _popcnt(h0 & mb) + 2 * _popcnt(h1 & mb) + 4 * _popcnt(h2 & mb) + 8 * _popcnt(h3 & mb)
+        ms = np.int64(0o007007007) << (3 * m)
+        tv = _popcnt(v0 & ms) + 2 * _popcnt(v1 & ms) + 4 * _popcnt(v2 & ms) + 8 * _popcnt(v3 & ms)
         if th > 27 and th < best:
             best = th
             kind = 0
@@ -460,19 +447,32 @@ def _choose_branch(MH, MV, pick):
             best = tv
             kind = 1
             idx = m
+    _choose_branch(S, MH, MV, kind, idx, pick)
+    return 0
+
+
+@njit(cache=True, inline="always")
+def _choose_branch(S, MH, MV, kind, idx, pick):
+    """The branch, after tdoku: in the band or stack with the fewest matrix bits left over
+    its nine digits (``kind``, ``idx``), the digit with the fewest bits, and an entry of
+    its first permutation that is not forced.  (tdoku counts permutations; the bits are
+    cheaper to count and lead to as few guesses.)"""
     pick[0] = kind
     if kind < 0:
         return
+    mask = (np.int64(0o111111111) << idx) if kind == 0 else (np.int64(0o007007007) << (3 * idx))
     fewest = 10
     digit = 0
-    mat = 0
     for d in range(9):
-        mm = (np.int64(MH[d]) if kind == 0 else np.int64(MV[d])) >> (9 * idx) & 511
-        c = _popcnt(mm)
+        c = _popcnt((np.int64(MH[d]) if kind == 0 else np.int64(MV[d])) & mask)
         if c >= 4 and c < fewest:
             fewest = c
             digit = d
-            mat = mm
+    if kind == 0:
+        mat = _band_matrix(np.int64(S[idx * 9 + digit]))
+    else:
+        k = np.int64(MV[digit]) >> (3 * idx)
+        mat = (k & 7) | ((k >> 6) & 0o70) | ((k >> 12) & 0o700)
     entry = np.int64(FIRST9[mat]) & ~_forced(mat)
     pick[1] = idx
     pick[2] = digit
