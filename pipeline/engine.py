@@ -295,10 +295,10 @@ def _propagate(S, todo):
         x0 = np.int64(S[d])
         x1 = np.int64(S[9 + d])
         x2 = np.int64(S[18 + d])
+        x0 = _close_band(x0)
+        x1 = _close_band(x1)
+        x2 = _close_band(x2)
         while True:
-            x0 = _close_band(x0)
-            x1 = _close_band(x1)
-            x2 = _close_band(x2)
             if x0 == 0 or x1 == 0 or x2 == 0:
                 return False
             k = _close_stacks(_columns(x0) | (_columns(x1) << 9) | (_columns(x2) << 18))
@@ -307,9 +307,11 @@ def _propagate(S, todo):
             y2 = x2 & _spread(k >> 18)
             if y0 == x0 and y1 == x1 and y2 == x2:
                 break
-            x0 = y0
-            x1 = y1
-            x2 = y2
+            x0 = _close_band(y0)
+            x1 = _close_band(y1)
+            x2 = _close_band(y2)
+            if x0 == y0 and x1 == y1 and x2 == y2:
+                break
         S[d] = x0
         S[9 + d] = x1
         S[18 + d] = x2
