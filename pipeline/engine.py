@@ -110,6 +110,64 @@ def _popcnt(typingctx, x):
     return types.int64(x), codegen
 
 
+def _byte_ptr(context, builder, aryty, ary, start, startty):
+    a = context.make_array(aryty)(context, builder, value=ary)
+    return builder.gep(a.data, [context.cast(builder, start, startty, types.intp)])
+
+
+_V32 = ir.VectorType(ir.IntType(8), 32)
+
+
+@intrinsic
+def _byte_mask32(typingctx, arr, start, lo, hi):
+    """Bit j set when lo <= byte start + j of a C-contiguous uint8 array <= hi (j < 32).
+
+    One unaligned 32-byte load and an LLVM vector compare (vpcmpeqb / vpmovmskb on AVX2);
+    the caller makes sure the 32 bytes lie inside the array.
+    """
+    if not (isinstance(arr, types.Array) and arr.dtype == types.uint8 and arr.layout == "C"):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ary, st, lo_, hi_ = args
+        ptr = _byte_ptr(context, builder, signature.args[0], ary, st, signature.args[1])
+        v = builder.load(builder.bitcast(ptr, _V32.as_pointer()), align=1)
+
+        def splat(x, xty):
+            b = builder.trunc(context.cast(builder, x, xty, types.int64), ir.IntType(8))
+            one = builder.insert_element(ir.Constant(_V32, None), b, ir.Constant(ir.IntType(32), 0))
+            zeros = ir.Constant(ir.VectorType(ir.IntType(32), 32), [0] * 32)
+            return builder.shuffle_vector(one, ir.Constant(_V32, None), zeros)
+
+        low = splat(lo_, signature.args[2])
+        span = builder.sub(splat(hi_, signature.args[3]), low)
+        inside = builder.icmp_unsigned("<=", builder.sub(v, low), span)
+        return builder.zext(builder.bitcast(inside, ir.IntType(32)), ir.IntType(64))
+
+    return types.int64(arr, start, lo, hi), codegen
+
+
+@intrinsic
+def _store_digits32(typingctx, arr, start, q0, q1, q2, q3):
+    """Write bytes start..start+31 of a C-contiguous uint8 array: byte j = 1 + bit j of
+    q0 + 2 * bit j of q1 + 4 * bit j of q2 + 8 * bit j of q3 (one 32-byte vector store)."""
+    if not (isinstance(arr, types.Array) and arr.dtype == types.uint8 and arr.layout == "C"):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ary, st = args[0], args[1]
+        acc = ir.Constant(_V32, [1] * 32)
+        for k in range(4):
+            m = context.cast(builder, args[2 + k], signature.args[2 + k], types.int64)
+            m = builder.bitcast(builder.trunc(m, ir.IntType(32)), ir.VectorType(ir.IntType(1), 32))
+            acc = builder.add(acc, builder.shl(builder.zext(m, _V32), ir.Constant(_V32, [k] * 32)))
+        ptr = _byte_ptr(context, builder, signature.args[0], ary, st, signature.args[1])
+        builder.store(acc, builder.bitcast(ptr, _V32.as_pointer()), align=1)
+        return context.get_dummy_value()
+
+    return types.none(arr, start, q0, q1, q2, q3), codegen
+
+
 @intrinsic
 def _rdcycle(typingctx):
     """Read the CPU cycle counter (0 on platforms without one)."""
@@ -513,56 +571,77 @@ def _assert_entry(S, kind, idx, d, e, on):
 
 @njit(cache=True, inline="always")
 def _setup(grids, p, S):
-    """The node of the givens; False if two givens clash."""
-    for s in range(27):
-        S[s] = ALL27
-    for b in range(3):
-        S[27 + b] = ALL27
-    for c in range(81):
-        v = np.int64(grids[p, c])
-        if v >= 1 and v <= 9:
-            b = c // 27
-            i = c - 27 * b
-            s = b * 9 + v - 1
-            o = np.int64(S[s])
-            bit = np.int64(1) << i
-            if o & bit == 0:
-                return False
-            # the cell leaves the other digits, its peers lose the digit (in this band
-            # and, by column, in the other two)
-            S[27 + b] = np.int64(S[27 + b]) & ~bit
-            base = b * 9
-            for t in range(base, base + 9):
-                S[t] = np.int64(S[t]) & ~bit
-            S[s] = o & PEER_KEEP[i]
-            cm = ~(np.int64(0x40201) << (i % 9))
-            t = s + 9 if s < 18 else s - 18
-            S[t] = np.int64(S[t]) & cm
-            t = s + 18 if s < 9 else s - 9
-            S[t] = np.int64(S[t]) & cm
-    return True
+    """The node of the givens; False if two givens of a digit share a row, column or box.
+
+    A board starts as its band less the cells given to another digit and less the rows,
+    boxes and columns (in all bands) of the digit's own givens, which stay: each given
+    is then alone in its row of the board, and not among the unplaced cells.
+    """
+    at = p * 81
+    # bit i set when cell i of the band holds a given (one 32-byte compare per band; the
+    # last band is read from byte 49 so as not to read past the grid)
+    giv0 = _byte_mask32(grids, at, 1, 9) & ALL27
+    giv1 = _byte_mask32(grids, at + 27, 1, 9) & ALL27
+    giv2 = _byte_mask32(grids, at + 49, 1, 9) >> 5
+    S[27] = ALL27 & ~giv0
+    S[28] = ALL27 & ~giv1
+    S[29] = ALL27 & ~giv2
+    n_cells = 0
+    n_units = 0
+    for d in range(9):
+        g0 = _byte_mask32(grids, at, d + 1, d + 1) & ALL27
+        g1 = _byte_mask32(grids, at + 27, d + 1, d + 1) & ALL27
+        g2 = _byte_mask32(grids, at + 49, d + 1, d + 1) >> 5
+        cols = _columns(g0) | _columns(g1) | _columns(g2)
+        n_units += _popcnt(cols)
+        for b in range(3):
+            g = g0 if b == 0 else (g1 if b == 1 else g2)
+            giv = giv0 if b == 0 else (giv1 if b == 1 else giv2)
+            mr = _minirows(g)
+            rows = (mr | (mr >> 3) | (mr >> 6)) & 0x40201
+            boxes = (mr | (mr >> 9) | (mr >> 18)) & 0o111
+            n_cells += _popcnt(g)
+            n_units += _popcnt(rows) + _popcnt(boxes)
+            out = _spread(cols) | (rows * 511) | _spread(boxes * 7) | giv
+            S[b * 9 + d] = (ALL27 & ~out) | g
+    # as many distinct rows, columns and boxes as givens, for every digit
+    return n_units == 3 * n_cells
+
+
+@njit(cache=True, inline="always")
+def _digit_planes(S, b):
+    """Bit-slice the digit number (0..8) of every cell of a solved band: four planes."""
+    base = b * 9
+    odd = np.int64(S[base + 3]) | np.int64(S[base + 7])  # numbers 3 and 7 have bits 0 and 1
+    return (
+        np.int64(S[base + 1]) | np.int64(S[base + 5]) | odd,
+        np.int64(S[base + 2]) | np.int64(S[base + 6]) | odd,
+        np.int64(S[base + 4])
+        | np.int64(S[base + 5])
+        | np.int64(S[base + 6])
+        | np.int64(S[base + 7]),
+        np.int64(S[base + 8]),
+    )
 
 
 @njit(cache=True, inline="always")
 def _extract(S, out, p):
-    """Write the solved node as digits: bit-slice the digit number of every cell."""
-    for b in range(3):
-        base = b * 9
-        q0 = np.int64(S[base + 1]) | np.int64(S[base + 3]) | np.int64(S[base + 5])
-        q0 |= np.int64(S[base + 7])
-        q1 = np.int64(S[base + 2]) | np.int64(S[base + 3]) | np.int64(S[base + 6])
-        q1 |= np.int64(S[base + 7])
-        q2 = np.int64(S[base + 4]) | np.int64(S[base + 5]) | np.int64(S[base + 6])
-        q2 |= np.int64(S[base + 7])
-        q3 = np.int64(S[base + 8])
-        off = 27 * b
-        for i in range(27):
-            out[p, off + i] = 1 + (
-                ((q0 >> i) & 1)
-                | (((q1 >> i) & 1) << 1)
-                | (((q2 >> i) & 1) << 2)
-                | (((q3 >> i) & 1) << 3)
-            )
+    """Write the solved node as digits, 32 bytes at a time from the bit planes."""
+    at = p * 81
+    a0, a1, a2, a3 = _digit_planes(S, 0)
+    _store_digits32(out, at, a0, a1, a2, a3)
+    a0, a1, a2, a3 = _digit_planes(S, 1)
+    _store_digits32(out, at + 27, a0, a1, a2, a3)
+    # bytes 49..80 (so as not to write past the grid): the last 5 cells of band 1, band 2
+    b0, b1, b2, b3 = _digit_planes(S, 2)
+    _store_digits32(
+        out,
+        at + 49,
+        (a0 >> 22) | (b0 << 5),
+        (a1 >> 22) | (b1 << 5),
+        (a2 >> 22) | (b2 << 5),
+        (a3 >> 22) | (b3 << 5),
+    )
 
 
 @njit(cache=True, _nrt=False)
