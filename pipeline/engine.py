@@ -370,6 +370,8 @@ def _propagate(S, todo):
             x1 = _close_band(y1)
             x2 = _close_band(y2)
             if x0 == y0 and x1 == y1 and x2 == y2:
+                if x0 == 0 or x1 == 0 or x2 == 0:
+                    return False
                 break
         S[d] = x0
         S[9 + d] = x1
