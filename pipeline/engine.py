@@ -379,10 +379,10 @@ def _propagate(S, todo):
         # rows reduced to one cell place that cell: it leaves the band's other boards
         for b in range(3):
             x = x0 if b == 0 else (x1 if b == 1 else x2)
-            solved = (
-                SINGLE_ROW[x & 511]
-                | (SINGLE_ROW[(x >> 9) & 511] << 9)
-                | (SINGLE_ROW[(x >> 18) & 511] << 18)
+            solved = x & (
+                (np.int64(_popcnt(x & 511) == 1) * 511)
+                | (np.int64(_popcnt(x & (511 << 9)) == 1) * (511 << 9))
+                | (np.int64(_popcnt(x & (511 << 18)) == 1) * (511 << 18))
             )
             u = np.int64(S[27 + b])
             new = solved & u
