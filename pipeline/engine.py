@@ -197,13 +197,10 @@ _PERMS = [(0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0)]
 
 def _build_tables():
     shrink = np.zeros(512, np.int64)  # 9 bits of a row -> 3 bits: boxes reached
-    single_row = np.zeros(512, np.int64)  # 9 bits -> the bits if exactly one, else 0
     for v in range(512):
         for k in range(3):
             if v & (7 << (3 * k)):
                 shrink[v] |= 1 << k
-        if v and (v & (v - 1)) == 0:
-            single_row[v] = v
 
     # 3x3 matrix (bit i*3+j) -> union of the permutations inside it, and the first of them
     keep9 = np.zeros(512, np.int64)
@@ -235,13 +232,12 @@ def _build_tables():
             if j != i and (r2 == r or c2 == c or c2 // 3 == c // 3):
                 m |= 1 << j
         peer_keep[i] = ALL27 & ~m
-    return shrink, single_row, first9, complex_, peer_keep
+    return shrink, first9, complex_, peer_keep
 
 
-SHRINK, SINGLE_ROW, FIRST9, COMPLEX, PEER_KEEP = _build_tables()
+SHRINK, FIRST9, COMPLEX, PEER_KEEP = _build_tables()
 # 32-bit tables: half the cache footprint (all values fit in 27 bits)
 SHRINK = SHRINK.astype(np.int32)
-SINGLE_ROW = SINGLE_ROW.astype(np.int32)
 FIRST9 = FIRST9.astype(np.int32)
 COMPLEX = COMPLEX.astype(np.int32)
 PEER_KEEP = PEER_KEEP.astype(np.int32)
