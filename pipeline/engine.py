@@ -316,7 +316,7 @@ def _band_matrix(x):
 @njit(cache=True, inline="always")
 def _close_band(x):
     """Keep the cells of a board whose minirow lies on a permutation still possible."""
-    return x & COMPLEX[_band_matrix(x)]
+    return x & COMPLEX[_band_matrix(x) & 511]  # (the mask spares a negative-index check)
 
 
 @njit(cache=True, inline="always")
