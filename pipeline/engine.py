@@ -170,6 +170,36 @@ def _store_digits32(typingctx, arr, start, q0, q1, q2, q3):
 
 
 @intrinsic
+def _copy_row(typingctx, dst, drow, src, srow):
+    """Copy 32 int32 from row srow of src to row drow of dst (C-contiguous arrays with rows
+    of 32; a 1-d array is one row): one fixed-size memcpy, four 32-byte moves, instead of
+    32 element copies each with its index checks."""
+    ok = all(
+        isinstance(a, types.Array) and a.dtype == types.int32 and a.layout == "C"
+        for a in (dst, src)
+    )
+    if not ok:
+        return None
+
+    def codegen(context, builder, signature, args):
+        d, dr, s_, sr = args
+        ptrs = []
+        for ary, aty, row, rty in (
+            (d, signature.args[0], dr, signature.args[1]),
+            (s_, signature.args[2], sr, signature.args[3]),
+        ):
+            a = context.make_array(aty)(context, builder, value=ary)
+            offset = builder.mul(
+                context.cast(builder, row, rty, types.intp), ir.Constant(ir.IntType(64), 32)
+            )
+            ptrs.append(builder.gep(a.data, [offset]))
+        cgutils.raw_memcpy(builder, ptrs[0], ptrs[1], ir.Constant(ir.IntType(64), 32), 4)
+        return context.get_dummy_value()
+
+    return types.none(dst, drow, src, srow), codegen
+
+
+@intrinsic
 def _rdcycle(typingctx):
     """Read the CPU cycle counter (0 on platforms without one)."""
 
@@ -686,8 +716,7 @@ def _solve_one(grids, p, out, limit, S, MH, MV, pick, stack):
                 keep = S[s]
                 _assert_entry(S, kind, idx, d, e, False)
                 S[30] = np.int64(1) << d
-                for t in range(32):
-                    stack[sp, t] = S[t]
+                _copy_row(stack, sp, S, 0)
                 sp += 1
                 S[s] = keep
                 _assert_entry(S, kind, idx, d, e, True)
@@ -697,8 +726,7 @@ def _solve_one(grids, p, out, limit, S, MH, MV, pick, stack):
         if sp == 0:
             break
         sp -= 1
-        for t in range(32):
-            S[t] = stack[sp, t]
+        _copy_row(S, 0, stack, sp)
         todo = np.int64(S[30])
     return nsol, guesses
 
