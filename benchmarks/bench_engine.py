@@ -4,8 +4,9 @@
 
 For every shared puzzle set the engine (``solve_batch(grids, 2)``, uniqueness proven) and
 tdoku (its own benchmark harness, limit 2) solve the same puzzles on one pinned core,
-measured one after the other and interleaved, best of a few rounds; each round counts
-whole passes over the set for a second or two, the way tdoku's harness does.  tdoku is built from
+measured one after the other and interleaved, best of 5 rounds (the machine is shared:
+the best round is the least disturbed); each round counts whole passes over the set
+for about a second, the way tdoku's harness does.  tdoku is built from
 ``../shared/peers/tdoku`` into ``bench-results/`` (git-ignored) with clang when there is
 one, else g++; without a C++ compiler or cmake its column is skipped.
 
@@ -202,8 +203,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=None, help="interleaved rounds per set")
     ap.add_argument("--no-tdoku", action="store_true", help="skip building and running tdoku")
     args = ap.parse_args()
-    rounds = args.repeats or (2 if args.quick else 3)
-    seconds = 0.5 if args.quick else 1.5
+    rounds = args.repeats or (2 if args.quick else 5)
+    seconds = 0.5 if args.quick else 1.0
 
     prefix = pin()
     OUT.mkdir(exist_ok=True)
