@@ -60,6 +60,14 @@ without it.  ``guesses`` counts these branch points.  Backtracking restores whol
 from an explicit stack.
 
 A puzzle solved without any branch is unique: no second pass is made.
+
+Cost per puzzle and per node
+----------------------------
+The givens are read and the solution written 32 bytes at a time through LLVM vector
+intrinsics (a byte compare and mask per band; bit planes of digit numbers to bytes), and
+the boards of the givens are made in bulk, without a branch per cell.  The search loop
+is compiled without numba's reference counting (``_nrt=False``): the state arrays are
+made once per batch, and a node is pushed and popped as one 128-byte copy.
 """
 
 from __future__ import annotations
