@@ -5,11 +5,13 @@ State
 The grid is split into three horizontal bands of 27 cells (3 rows x 9 columns).  For
 every (band, digit) pair the solver keeps one 27-bit *board* of the cells of the band
 where the digit may still go, plus, per band, the mask of cells not yet placed.  A
-search node is one row of 32 int32 (JCZSolve keeps its state the same way)::
+search node is one row of 64 int32 (JCZSolve keeps its boards the same way)::
 
     S[b*9 + d]  board of digit d+1 in band b        bit r*9 + c = row r of the band, column c
     S[27 + b]   unplaced cells of band b            (same bit layout)
     S[30]       digits still to settle (a stack entry's pending work)
+    S[32 + d]   minirow word H of digit d+1         (below; kept by the settling of d)
+    S[41 + d]   minicolumn word K of digit d+1
 
     one board, band b, digit d+1:      row 0  c0 c1 c2 | c3 c4 c5 | c6 c7 c8   bits  0.. 8
                                        row 1  c0 c1 c2 | c3 c4 c5 | c6 c7 c8   bits  9..17
@@ -67,7 +69,7 @@ The givens are read and the solution written 32 bytes at a time through LLVM vec
 intrinsics (a byte compare and mask per band; bit planes of digit numbers to bytes), and
 the boards of the givens are made in bulk, without a branch per cell.  The search loop
 is compiled without numba's reference counting (``_nrt=False``): the state arrays are
-made once per batch, and a node is pushed and popped as one 128-byte copy.
+made once per batch, and a node is pushed and popped as one 256-byte copy.
 """
 
 from __future__ import annotations
@@ -179,9 +181,9 @@ def _store_digits32(typingctx, arr, start, q0, q1, q2, q3):
 
 @intrinsic
 def _copy_row(typingctx, dst, drow, src, srow):
-    """Copy 32 int32 from row srow of src to row drow of dst (C-contiguous arrays with rows
-    of 32; a 1-d array is one row): one fixed-size memcpy, four 32-byte moves, instead of
-    32 element copies each with its index checks."""
+    """Copy one node (NODE int32) from row srow of src to row drow of dst (C-contiguous
+    arrays with rows of NODE; a 1-d array is one row): one fixed-size memcpy of 32-byte
+    moves instead of element copies each with its index arithmetic."""
     ok = all(
         isinstance(a, types.Array) and a.dtype == types.int32 and a.layout == "C"
         for a in (dst, src)
@@ -198,10 +200,10 @@ def _copy_row(typingctx, dst, drow, src, srow):
         ):
             a = context.make_array(aty)(context, builder, value=ary)
             offset = builder.mul(
-                context.cast(builder, row, rty, types.intp), ir.Constant(ir.IntType(64), 32)
+                context.cast(builder, row, rty, types.intp), ir.Constant(ir.IntType(64), NODE)
             )
             ptrs.append(builder.gep(a.data, [offset]))
-        cgutils.raw_memcpy(builder, ptrs[0], ptrs[1], ir.Constant(ir.IntType(64), 32), 4)
+        cgutils.raw_memcpy(builder, ptrs[0], ptrs[1], ir.Constant(ir.IntType(64), NODE), 4)
         return context.get_dummy_value()
 
     return types.none(dst, drow, src, srow), codegen
@@ -229,6 +231,9 @@ ALL27 = (1 << 27) - 1
 # 54 (matrix, digit) pairs, and never adds one: a path has fewer than 54 * 5 + 1 of them
 STACK_DEPTH = 6 * 9 * 5 + 2
 ALL_DIGITS = 0x1FF
+NODE = 64  # int32 in a search node (see the module docstring)
+AT_H = 32  # S[AT_H + d]: minirow word of digit d+1
+AT_K = 41  # S[AT_K + d]: minicolumn word of digit d+1
 
 _PERMS = [(0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0)]
 
@@ -410,6 +415,9 @@ def _propagate(S, todo):
         S[d] = x0
         S[9 + d] = x1
         S[18 + d] = x2
+        # the digit's minirow and minicolumn words, for the stall (k: its closed columns)
+        S[AT_H + d] = _minirows(x0) | (_minirows(x1) << 1) | (_minirows(x2) << 2)
+        S[AT_K + d] = k
         # rows reduced to one cell place that cell: it leaves the band's other boards
         for b in range(3):
             x = x0 if b == 0 else (x1 if b == 1 else x2)
@@ -446,7 +454,7 @@ def _count_in(m, c0, c1, c2, c3):
 
 
 @njit(cache=True, inline="always")
-def _stall(S, MH, MV, pick):
+def _stall(S, pick):
     """Reasoning across digits once propagation is stable.
 
     Returns the digits changed (> 0), 0 when nothing follows (then ``pick`` holds the
@@ -485,13 +493,8 @@ def _stall(S, MH, MV, pick):
     f0 = f1 = f2 = f3 = np.int64(0)
     g0 = g1 = g2 = g3 = np.int64(0)
     for d in range(9):
-        x0 = np.int64(S[d])
-        x1 = np.int64(S[9 + d])
-        x2 = np.int64(S[18 + d])
-        mh = _minirows(x0) | (_minirows(x1) << 1) | (_minirows(x2) << 2)
-        mv = _columns(x0) | (_columns(x1) << 9) | (_columns(x2) << 18)
-        MH[d] = mh
-        MV[d] = mv
+        mh = np.int64(S[AT_H + d])
+        mv = np.int64(S[AT_K + d])
         h0, h1, h2, h3 = _count_in(mh, h0, h1, h2, h3)
         v0, v1, v2, v3 = _count_in(mv, v0, v1, v2, v3)
         f0, f1, f2, f3 = _count_in(mh & ~_other_boxes(mh), f0, f1, f2, f3)
@@ -505,8 +508,8 @@ def _stall(S, MH, MV, pick):
     v_forced3 = g1 & g0
     if (h_only3 ^ h_forced3) | (v_only3 ^ v_forced3):
         for d in range(9):
-            mh = np.int64(MH[d])
-            mv = np.int64(MV[d])
+            mh = np.int64(S[AT_H + d])
+            mv = np.int64(S[AT_K + d])
             fh = mh & ~_other_boxes(mh)
             fv = mv & ~_other_columns(mv)
             # only three digits may go there: each is forced in, so its other minirows
@@ -547,12 +550,12 @@ def _stall(S, MH, MV, pick):
             best = tv
             kind = 1
             idx = m
-    _choose_branch(S, MH, MV, kind, idx, pick)
+    _choose_branch(S, kind, idx, pick)
     return 0
 
 
 @njit(cache=True, inline="always")
-def _choose_branch(S, MH, MV, kind, idx, pick):
+def _choose_branch(S, kind, idx, pick):
     """The branch, after tdoku: in the most settled band or stack (``kind``, ``idx``), the
     digit with the fewest bits, and an entry of its first permutation that is not forced."""
     pick[0] = kind
@@ -562,14 +565,14 @@ def _choose_branch(S, MH, MV, kind, idx, pick):
     fewest = 10
     digit = 0
     for d in range(9):
-        c = _popcnt((np.int64(MH[d]) if kind == 0 else np.int64(MV[d])) & mask)
+        c = _popcnt(np.int64(S[(AT_H if kind == 0 else AT_K) + d]) & mask)
         if c >= 4 and c < fewest:
             fewest = c
             digit = d
     if kind == 0:
         mat = _band_matrix(np.int64(S[idx * 9 + digit]))
     else:
-        k = np.int64(MV[digit]) >> (3 * idx)
+        k = np.int64(S[AT_K + digit]) >> (3 * idx)
         mat = (k & 7) | ((k >> 6) & 0o70) | ((k >> 12) & 0o700)
     entry = np.int64(FIRST9[mat]) & ~_forced(mat)
     pick[1] = idx
@@ -683,7 +686,7 @@ def _extract(S, out, p):
 
 
 @njit(cache=True, _nrt=False)
-def _solve_one(grids, p, out, limit, S, MH, MV, pick, stack):
+def _solve_one(grids, p, out, limit, S, pick, stack):
     """Solve puzzle ``p``; write the first solution to ``out[p]``.
 
     Returns (number of solutions capped at limit, number of branch points).
@@ -699,7 +702,7 @@ def _solve_one(grids, p, out, limit, S, MH, MV, pick, stack):
         while ok:
             if (np.int64(S[27]) | np.int64(S[28]) | np.int64(S[29])) == 0:
                 break
-            r = _stall(S, MH, MV, pick)
+            r = _stall(S, pick)
             if r < 0:
                 ok = False
             elif r == 0:
@@ -740,13 +743,13 @@ def _solve_one(grids, p, out, limit, S, MH, MV, pick, stack):
 
 
 @njit(cache=True, _nrt=False)
-def _solve_all(grids, limit, out, nsol, nguess, cycles, S, MH, MV, pick, stack):
+def _solve_all(grids, limit, out, nsol, nguess, cycles, S, pick, stack):
     """The loop over puzzles, compiled without reference counting (no array is made
     here), so that the state arrays cost no bookkeeping per puzzle or per node."""
     timed = cycles.shape[0] == grids.shape[0]
     for p in range(grids.shape[0]):
         t0 = _rdcycle() if timed else 0
-        ns, g = _solve_one(grids, p, out, limit, S, MH, MV, pick, stack)
+        ns, g = _solve_one(grids, p, out, limit, S, pick, stack)
         nsol[p] = ns
         nguess[p] = g
         if timed:
@@ -755,22 +758,18 @@ def _solve_all(grids, limit, out, nsol, nguess, cycles, S, MH, MV, pick, stack):
 
 @njit(cache=True)
 def _kernel(grids, limit, out, nsol, nguess):
-    S = np.zeros(32, np.int32)
-    MH = np.zeros(9, np.int32)
-    MV = np.zeros(9, np.int32)
+    S = np.zeros(NODE, np.int32)
     pick = np.zeros(4, np.int64)
-    stack = np.empty((STACK_DEPTH, 32), np.int32)
-    _solve_all(grids, limit, out, nsol, nguess, nguess[:0], S, MH, MV, pick, stack)
+    stack = np.empty((STACK_DEPTH, NODE), np.int32)
+    _solve_all(grids, limit, out, nsol, nguess, nguess[:0], S, pick, stack)
 
 
 @njit(cache=True)
 def _kernel_timed(grids, limit, out, nsol, nguess, cycles):
-    S = np.zeros(32, np.int32)
-    MH = np.zeros(9, np.int32)
-    MV = np.zeros(9, np.int32)
+    S = np.zeros(NODE, np.int32)
     pick = np.zeros(4, np.int64)
-    stack = np.empty((STACK_DEPTH, 32), np.int32)
-    _solve_all(grids, limit, out, nsol, nguess, cycles, S, MH, MV, pick, stack)
+    stack = np.empty((STACK_DEPTH, NODE), np.int32)
+    _solve_all(grids, limit, out, nsol, nguess, cycles, S, pick, stack)
 
 
 # --------------------------------------------------------------------------------------
