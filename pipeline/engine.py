@@ -363,25 +363,24 @@ def _close_band(x):
 
 
 @njit(cache=True, inline="always")
-def _close_stacks(k):
-    """Closure of three stack matrices at once (packed as band*9 + stack*3 + column).
+def _close_stacks(c0, c1, c2):
+    """Closure of a digit's three stack matrices, from the columns (9 bits) of its three
+    boards; returns the columns kept in each band.
 
-    A bit (band a, column j of a stack) lies on a permutation when the two other bands
-    can take the two other columns of the stack, one way or the other.
+    Column j of a stack stays in band a when the two other bands can take the two other
+    columns of the stack, one way or the other (per band, for a short dependency chain).
     """
-    n1 = _col_next(k)
-    n2 = _col_prev(k)
-    # band a+1 and a+2 of the same stack: rotate the 9-bit band groups
-    b1n1 = (n1 >> 9) | ((n1 << 18) & ALL27)
-    b1n2 = (n2 >> 9) | ((n2 << 18) & ALL27)
-    b2n1 = (n1 >> 18) | ((n1 << 9) & ALL27)
-    b2n2 = (n2 >> 18) | ((n2 << 9) & ALL27)
-    return k & ((b1n1 & b2n2) | (b1n2 & b2n1))
-
-
-# --------------------------------------------------------------------------------------
-# Kernel
-# --------------------------------------------------------------------------------------
+    n0 = _col_next(c0)
+    p0 = _col_prev(c0)
+    n1 = _col_next(c1)
+    p1 = _col_prev(c1)
+    n2 = _col_next(c2)
+    p2 = _col_prev(c2)
+    return (
+        c0 & ((n1 & p2) | (p1 & n2)),
+        c1 & ((n2 & p0) | (p2 & n0)),
+        c2 & ((n0 & p1) | (p0 & n1)),
+    )
 
 
 @njit(cache=True, inline="always")
@@ -399,10 +398,10 @@ def _propagate(S, todo):
         while True:
             if x0 == 0 or x1 == 0 or x2 == 0:
                 return False
-            k = _close_stacks(_columns(x0) | (_columns(x1) << 9) | (_columns(x2) << 18))
-            y0 = x0 & _spread(k & 511)
-            y1 = x1 & _spread((k >> 9) & 511)
-            y2 = x2 & _spread(k >> 18)
+            c0, c1, c2 = _close_stacks(_columns(x0), _columns(x1), _columns(x2))
+            y0 = x0 & _spread(c0)
+            y1 = x1 & _spread(c1)
+            y2 = x2 & _spread(c2)
             if y0 == x0 and y1 == x1 and y2 == x2:
                 break
             x0 = _close_band(y0)
@@ -415,9 +414,9 @@ def _propagate(S, todo):
         S[d] = x0
         S[9 + d] = x1
         S[18 + d] = x2
-        # the digit's minirow and minicolumn words, for the stall (k: its closed columns)
+        # the digit's minirow and minicolumn words, for the stall (c*: its closed columns)
         S[AT_H + d] = _minirows(x0) | (_minirows(x1) << 1) | (_minirows(x2) << 2)
-        S[AT_K + d] = k
+        S[AT_K + d] = c0 | (c1 << 9) | (c2 << 18)
         # rows reduced to one cell place that cell: it leaves the band's other boards
         for b in range(3):
             x = x0 if b == 0 else (x1 if b == 1 else x2)
