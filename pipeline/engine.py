@@ -56,10 +56,9 @@ When nothing more follows, the search branches the way tdoku does: on the most s
 band or stack, and in it on the digit with the fewest bits (usually two permutations).
 tdoku measures a band by the permutations left; here it is the bits left in its nine
 matrices plus four times those not forced, over both orientations, which is cheaper and
-guesses a few % less.  The branch asserts one minirow /
-minicolumn of that digit's first permutation; the pushed alternative is the same node
-without it.  ``guesses`` counts these branch points.  Backtracking restores whole nodes
-from an explicit stack.
+guesses a few % less.  The branch asserts one minirow / minicolumn of that digit's
+first permutation; the pushed alternative is the same node without it.  ``guesses``
+counts these branch points.  Backtracking restores whole nodes from an explicit stack.
 
 A puzzle solved without any branch is unique: no second pass is made.
 
