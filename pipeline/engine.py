@@ -1,35 +1,74 @@
 """Compiled Sudoku solver kernel (numba).
 
-State layout
-------------
-The grid is split into three horizontal bands of 27 cells (3 rows x 9 columns).
-For every (band, digit) pair the solver keeps one 27-bit board ``F[b*9+d]`` of the
-cells of band ``b`` where digit ``d+1`` may still go (bit ``r*9+c`` = row ``r`` of the
-band, column ``c``), plus ``U[b]``, the 27-bit mask of cells of band ``b`` not yet
-known.  A search node is therefore 30 small integers, and backtracking uses an
-explicit stack of whole-node copies.
+State
+-----
+The grid is split into three horizontal bands of 27 cells (3 rows x 9 columns).  For
+every (band, digit) pair the solver keeps one 27-bit *board* of the cells of the band
+where the digit may still go, plus, per band, the mask of cells not yet placed.  A
+search node is one row of 64 int32 (JCZSolve keeps its boards the same way)::
+
+    S[b*9 + d]  board of digit d+1 in band b        bit r*9 + c = row r of the band, column c
+    S[27 + b]   unplaced cells of band b            (same bit layout)
+    S[30]       digits still to settle (a stack entry's pending work)
+    S[32 + d]   minirow word H of digit d+1         (below; kept by the settling of d)
+    S[41 + d]   minicolumn word K of digit d+1
+
+    one board, band b, digit d+1:      row 0  c0 c1 c2 | c3 c4 c5 | c6 c7 c8   bits  0.. 8
+                                       row 1  c0 c1 c2 | c3 c4 c5 | c6 c7 c8   bits  9..17
+                                       row 2  c0 c1 c2 | c3 c4 c5 | c6 c7 c8   bits 18..26
+                                              box 0      box 1      box 2
+
+At a coarser grain, where may a digit still go inside each box?  Two 27-bit words per
+digit say it, one bit per minirow (a row inside a box: tdoku's horizontal triad) and one
+per minicolumn (a column inside a box: its vertical triad)::
+
+    minirows     H  bit 9r + 3k + b   band b, row r of the band, box k of the band
+    minicolumns  K  bit 9b + 3s + i   band b, stack s (box column), column i of the stack
+
+Read per band (H, the bits b mod 3) or per stack (K, one 3-bit group in each 9-bit
+group) these are 3x3 matrices: rows of the band x boxes, and bands x columns of the
+stack.  A digit occupies one cell per row, column and box, so it takes exactly one bit
+per row and per column of each matrix: one of the six permutations of three.  Every
+matrix is kept equal to the union of the permutations it still contains (its closure),
+and a bit alone in its matrix row is *forced*: the digit must be in that minirow /
+minicolumn.
 
 Propagation
 -----------
-A 27-bit *dirty* mask records which boards changed.  Processing a board:
+Work is queued per digit (a 9-bit mask).  Settling a digit closes its three band
+matrices (tables ``SHRINK`` -> ``COMPLEX``: pointing and claiming inside each band, row
+and box hidden singles), then its three stack matrices (bitwise: the same inside each
+stack, so columns too), until both are stable.  A row of a board left with one cell
+places that cell: it leaves the band's other eight boards, which are queued.
 
-* squeezes each of its three rows to the set of boxes it still reaches (3 bits per
-  row, 9 bits in all) and keeps only cells whose (row, box) pair belongs to some
-  row->box permutation (one digit per row and per box of the band): this is
-  pointing / claiming locked candidates within the band, and detects rows or boxes
-  without a place for the digit;
-* a box of the band where the digit is confined to one column claims that column:
-  it is removed from the two other bands (this also enforces column uniqueness);
-* a row left with one cell fixes that cell: it leaves ``U`` and the other eight
-  digits' boards of the band.
+When the queue is empty, ``_stall`` looks across digits:
 
-When the dirty mask is empty, naked singles (and empty cells) are found by
-bit-slicing the nine boards of a band into "at least 1/2/3 candidates" masks, and
-column hidden singles by bit-slicing the nine rows of a digit.  When all of that
-stalls the search branches on a cell with two candidates -- the one with the best
-score of 2 per unsolved peer (row, column, box) plus 1 per bivalue peer -- or,
-failing that, the unsolved cell with the fewest candidates.  The pushed alternative is
-the same node without the chosen candidate; ``guesses`` counts these branch points.
+* naked singles (a cell with one candidate) and empty cells, bit-sliced per band;
+* triads, after tdoku: a minirow or minicolumn holds exactly three digits, so if only
+  three digits can go there they are all forced into it, and if three digits are forced
+  into it no other digit may stay.  The digits are counted per minirow and minicolumn by
+  bit-sliced binary counters over the nine H and K words (the counters also give the
+  bits left per matrix, for the branch).
+
+Branching
+---------
+When nothing more follows, the search branches the way tdoku does: on the most settled
+band or stack, and in it on the digit with the fewest bits (usually two permutations).
+tdoku measures a band by the permutations left; here it is the bits left in its nine
+matrices plus four times those not forced, over both orientations, which is cheaper and
+guesses a few % less.  The branch asserts one minirow / minicolumn of that digit's
+first permutation; the pushed alternative is the same node without it.  ``guesses``
+counts these branch points.  Backtracking restores whole nodes from an explicit stack.
+
+A puzzle solved without any branch is unique: no second pass is made.
+
+Cost per puzzle and per node
+----------------------------
+The givens are read and the solution written 32 bytes at a time through LLVM vector
+intrinsics (a byte compare and mask per band; bit planes of digit numbers to bytes), and
+the boards of the givens are made in bulk, without a branch per cell.  The search loop
+is compiled without numba's reference counting (``_nrt=False``): the state arrays are
+made once per batch, and a node is pushed and popped as one 256-byte copy.
 """
 
 from __future__ import annotations
@@ -81,6 +120,94 @@ def _popcnt(typingctx, x):
     return types.int64(x), codegen
 
 
+def _byte_ptr(context, builder, aryty, ary, start, startty):
+    a = context.make_array(aryty)(context, builder, value=ary)
+    return builder.gep(a.data, [context.cast(builder, start, startty, types.intp)])
+
+
+_V32 = ir.VectorType(ir.IntType(8), 32)
+
+
+@intrinsic
+def _byte_mask32(typingctx, arr, start, lo, hi):
+    """Bit j set when lo <= byte start + j of a C-contiguous uint8 array <= hi (j < 32).
+
+    One unaligned 32-byte load and an LLVM vector compare (vpcmpeqb / vpmovmskb on AVX2);
+    the caller makes sure the 32 bytes lie inside the array.
+    """
+    if not (isinstance(arr, types.Array) and arr.dtype == types.uint8 and arr.layout == "C"):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ary, st, lo_, hi_ = args
+        ptr = _byte_ptr(context, builder, signature.args[0], ary, st, signature.args[1])
+        v = builder.load(builder.bitcast(ptr, _V32.as_pointer()), align=1)
+
+        def splat(x, xty):
+            b = builder.trunc(context.cast(builder, x, xty, types.int64), ir.IntType(8))
+            one = builder.insert_element(ir.Constant(_V32, None), b, ir.Constant(ir.IntType(32), 0))
+            zeros = ir.Constant(ir.VectorType(ir.IntType(32), 32), [0] * 32)
+            return builder.shuffle_vector(one, ir.Constant(_V32, None), zeros)
+
+        low = splat(lo_, signature.args[2])
+        span = builder.sub(splat(hi_, signature.args[3]), low)
+        inside = builder.icmp_unsigned("<=", builder.sub(v, low), span)
+        return builder.zext(builder.bitcast(inside, ir.IntType(32)), ir.IntType(64))
+
+    return types.int64(arr, start, lo, hi), codegen
+
+
+@intrinsic
+def _store_digits32(typingctx, arr, start, q0, q1, q2, q3):
+    """Write bytes start..start+31 of a C-contiguous uint8 array: byte j = 1 + bit j of
+    q0 + 2 * bit j of q1 + 4 * bit j of q2 + 8 * bit j of q3 (one 32-byte vector store)."""
+    if not (isinstance(arr, types.Array) and arr.dtype == types.uint8 and arr.layout == "C"):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ary, st = args[0], args[1]
+        acc = ir.Constant(_V32, [1] * 32)
+        for k in range(4):
+            m = context.cast(builder, args[2 + k], signature.args[2 + k], types.int64)
+            m = builder.bitcast(builder.trunc(m, ir.IntType(32)), ir.VectorType(ir.IntType(1), 32))
+            acc = builder.add(acc, builder.shl(builder.zext(m, _V32), ir.Constant(_V32, [k] * 32)))
+        ptr = _byte_ptr(context, builder, signature.args[0], ary, st, signature.args[1])
+        builder.store(acc, builder.bitcast(ptr, _V32.as_pointer()), align=1)
+        return context.get_dummy_value()
+
+    return types.none(arr, start, q0, q1, q2, q3), codegen
+
+
+@intrinsic
+def _copy_row(typingctx, dst, drow, src, srow):
+    """Copy one node (NODE int32) from row srow of src to row drow of dst (C-contiguous
+    arrays with rows of NODE; a 1-d array is one row): one fixed-size memcpy of 32-byte
+    moves instead of element copies each with its index arithmetic."""
+    ok = all(
+        isinstance(a, types.Array) and a.dtype == types.int32 and a.layout == "C"
+        for a in (dst, src)
+    )
+    if not ok:
+        return None
+
+    def codegen(context, builder, signature, args):
+        d, dr, s_, sr = args
+        ptrs = []
+        for ary, aty, row, rty in (
+            (d, signature.args[0], dr, signature.args[1]),
+            (s_, signature.args[2], sr, signature.args[3]),
+        ):
+            a = context.make_array(aty)(context, builder, value=ary)
+            offset = builder.mul(
+                context.cast(builder, row, rty, types.intp), ir.Constant(ir.IntType(64), NODE)
+            )
+            ptrs.append(builder.gep(a.data, [offset]))
+        cgutils.raw_memcpy(builder, ptrs[0], ptrs[1], ir.Constant(ir.IntType(64), NODE), 4)
+        return context.get_dummy_value()
+
+    return types.none(dst, drow, src, srow), codegen
+
+
 @intrinsic
 def _rdcycle(typingctx):
     """Read the CPU cycle counter (0 on platforms without one)."""
@@ -99,44 +226,43 @@ def _rdcycle(typingctx):
 # --------------------------------------------------------------------------------------
 
 ALL27 = (1 << 27) - 1
-STACK_DEPTH = 96  # a path places one cell per guess, so depth <= 81
+# every branch point removes at least one of the at most 6 permutations of one of the
+# 54 (matrix, digit) pairs, and never adds one: a path has fewer than 54 * 5 + 1 of them
+STACK_DEPTH = 6 * 9 * 5 + 2
+ALL_DIGITS = 0x1FF
+NODE = 64  # int32 in a search node (see the module docstring)
+AT_H = 32  # S[AT_H + d]: minirow word of digit d+1
+AT_K = 41  # S[AT_K + d]: minicolumn word of digit d+1
+
+_PERMS = [(0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0)]
 
 
 def _build_tables():
     shrink = np.zeros(512, np.int64)  # 9 bits of a row -> 3 bits: boxes reached
-    single_row = np.zeros(512, np.int64)  # 9 bits -> the bits if exactly one, else 0
     for v in range(512):
         for k in range(3):
             if v & (7 << (3 * k)):
                 shrink[v] |= 1 << k
-        if v and (v & (v - 1)) == 0:
-            single_row[v] = v
 
-    # (row, box) availability (bit r*3+k) -> cells whose pair lies on some permutation
-    perms = [(0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0)]
-    complex_ = np.zeros(512, np.int64)
-    for sh in range(512):
-        keep = 0
-        for p in perms:
-            if all(sh >> (r * 3 + p[r]) & 1 for r in range(3)):
-                for r in range(3):
-                    keep |= 1 << (r * 3 + p[r])
-        m = 0
-        for r in range(3):
-            for k in range(3):
-                if keep >> (r * 3 + k) & 1:
-                    m |= 7 << (r * 9 + k * 3)
-        complex_[sh] = m
+    # 3x3 matrix (bit i*3+j) -> union of the permutations inside it, and the first of them
+    keep9 = np.zeros(512, np.int64)
+    first9 = np.zeros(512, np.int64)
+    for m in range(512):
+        for p in _PERMS:
+            pm = sum(1 << (i * 3 + p[i]) for i in range(3))
+            if m & pm == pm:
+                if keep9[m] == 0:
+                    first9[m] = pm
+                keep9[m] |= pm
 
-    # columns reachable in a band (9 bits) -> cells still allowed in the other bands
-    colclaim = np.zeros(512, np.int64)
-    for cols in range(512):
-        claimed = 0
-        for k in range(3):
-            cb = (cols >> (3 * k)) & 7
-            if cb and (cb & (cb - 1)) == 0:
-                claimed |= cb << (3 * k)
-        colclaim[cols] = ALL27 & ~(claimed | claimed << 9 | claimed << 18)
+    # band matrix -> the cells of the board it allows
+    expand9 = np.zeros(512, np.int64)
+    for m in range(512):
+        for i in range(3):
+            for j in range(3):
+                if m >> (i * 3 + j) & 1:
+                    expand9[m] |= 7 << (i * 9 + j * 3)
+    complex_ = expand9[keep9]
 
     # peers of a cell inside its own band (row, box, column), excluding the cell
     peer_keep = np.zeros(27, np.int64)
@@ -148,308 +274,500 @@ def _build_tables():
             if j != i and (r2 == r or c2 == c or c2 // 3 == c // 3):
                 m |= 1 << j
         peer_keep[i] = ALL27 & ~m
-    return shrink, single_row, complex_, colclaim, peer_keep
+    return shrink, first9, complex_, peer_keep
 
 
-SHRINK, SINGLE_ROW, COMPLEX, COLCLAIM, PEER_KEEP = _build_tables()
+SHRINK, FIRST9, COMPLEX, PEER_KEEP = _build_tables()
 # 32-bit tables: half the cache footprint (all values fit in 27 bits)
 SHRINK = SHRINK.astype(np.int32)
-SINGLE_ROW = SINGLE_ROW.astype(np.int32)
+FIRST9 = FIRST9.astype(np.int32)
 COMPLEX = COMPLEX.astype(np.int32)
-COLCLAIM = COLCLAIM.astype(np.int32)
-
+PEER_KEEP = PEER_KEEP.astype(np.int32)
 
 # --------------------------------------------------------------------------------------
-# Kernel
+# Bit helpers on three packed 3x3 matrices (27 bits, matrix m at bits 9m..9m+8)
 # --------------------------------------------------------------------------------------
 
 
 @njit(cache=True, inline="always")
-def _propagate(F, U, dirty):
-    """Process dirty boards until none is left.  Returns False on contradiction."""
-    while dirty != 0:
-        s = _cttz(dirty)
-        dirty &= dirty - 1
-        x = np.int64(F[s])
-        sh = SHRINK[x & 511] | (SHRINK[(x >> 9) & 511] << 3) | (SHRINK[(x >> 18) & 511] << 6)
-        x &= COMPLEX[sh & 511]
-        if x == 0:
-            return False
-        F[s] = x
-        b = s // 9
-        # column claims -> the other two bands of the same digit (branch-free)
-        cm = COLCLAIM[(x | (x >> 9) | (x >> 18)) & 511]
-        t = s + 9 if s < 18 else s - 18
-        o = np.int64(F[t])
-        n = o & cm
-        F[t] = n
-        dirty |= np.int64(n != o) << t
-        t = s + 18 if s < 9 else s - 9
-        o = np.int64(F[t])
-        n = o & cm
-        F[t] = n
-        dirty |= np.int64(n != o) << t
-        # rows reduced to one cell fix that cell
-        solved = (
-            SINGLE_ROW[x & 511]
-            | (SINGLE_ROW[(x >> 9) & 511] << 9)
-            | (SINGLE_ROW[(x >> 18) & 511] << 18)
-        )
-        u = np.int64(U[b])
-        ns = solved & u
-        if ns != 0:
-            U[b] = u & ~ns
-            keep = ~ns
-            base = b * 9
-            for t in range(base, base + 9):
-                o = np.int64(F[t])
-                n = o & keep
-                F[t] = n
-                dirty |= np.int64(n != o) << t
-            F[s] = x
-            dirty &= ~(np.int64(1) << s)
+def _col_next(v):
+    """Each bit takes the value of the next column of its row (cyclically)."""
+    return ((v >> 1) & 0o333333333) | ((v << 2) & 0o444444444)
+
+
+@njit(cache=True, inline="always")
+def _col_prev(v):
+    """Each bit takes the value of the previous column of its row (cyclically)."""
+    return ((v >> 2) & 0o111111111) | ((v << 1) & 0o666666666)
+
+
+@njit(cache=True, inline="always")
+def _forced(m):
+    """Bits alone in their row: in a closed matrix, the digit must be there."""
+    return m & ~(_col_next(m) | _col_prev(m))
+
+
+@njit(cache=True, inline="always")
+def _minirows(x):
+    """Bit 9r + 3k set when minirow (row r, box k) of a board still has a cell."""
+    return (x | (x >> 1) | (x >> 2)) & 0o111111111
+
+
+@njit(cache=True, inline="always")
+def _other_boxes(h):
+    """Minirow word: the same row of the same band, in the two other boxes."""
+    return (
+        ((h >> 3) & 0o077077077)
+        | ((h << 6) & 0o700700700)
+        | ((h >> 6) & 0o007007007)
+        | ((h << 3) & 0o770770770)
+    )
+
+
+@njit(cache=True, inline="always")
+def _other_columns(k):
+    """Minicolumn word: the same band and stack (one box), the two other columns."""
+    return _col_next(k) | _col_prev(k)
+
+
+@njit(cache=True, inline="always")
+def _other_nines(v):
+    """The same place in the two other 9-bit groups: in a minirow word the other rows of
+    the box, in a minicolumn word the other bands of the column."""
+    return ((v >> 9) | (v << 18) | (v >> 18) | (v << 9)) & ALL27
+
+
+@njit(cache=True, inline="always")
+def _columns(x):
+    """The columns (9 bits) where a board still has a cell."""
+    return (x | (x >> 9) | (x >> 18)) & 511
+
+
+@njit(cache=True, inline="always")
+def _spread(cols):
+    """The cells of the given columns (9 bits -> 27 bits)."""
+    return cols | (cols << 9) | (cols << 18)
+
+
+@njit(cache=True, inline="always")
+def _band_matrix(x):
+    """A board's band matrix: rows of the band x boxes where the digit may go."""
+    return SHRINK[x & 511] | (SHRINK[(x >> 9) & 511] << 3) | (SHRINK[(x >> 18) & 511] << 6)
+
+
+@njit(cache=True, inline="always")
+def _close_band(x):
+    """Keep the cells of a board whose minirow lies on a permutation still possible."""
+    return x & COMPLEX[_band_matrix(x) & 511]  # (the mask spares a negative-index check)
+
+
+@njit(cache=True, inline="always")
+def _close_stacks(c0, c1, c2):
+    """Closure of a digit's three stack matrices, from the columns (9 bits) of its three
+    boards; returns the columns kept in each band.
+
+    Column j of a stack stays in band a when the two other bands can take the two other
+    columns of the stack, one way or the other (per band, for a short dependency chain).
+    """
+    n0 = _col_next(c0)
+    p0 = _col_prev(c0)
+    n1 = _col_next(c1)
+    p1 = _col_prev(c1)
+    n2 = _col_next(c2)
+    p2 = _col_prev(c2)
+    return (
+        c0 & ((n1 & p2) | (p1 & n2)),
+        c1 & ((n2 & p0) | (p2 & n0)),
+        c2 & ((n0 & p1) | (p0 & n1)),
+    )
+
+
+@njit(cache=True, inline="always")
+def _propagate(S, todo):
+    """Settle queued digits until none is left.  Returns False on contradiction."""
+    while todo != 0:
+        d = _cttz(todo)
+        todo &= todo - 1
+        x0 = np.int64(S[d])
+        x1 = np.int64(S[9 + d])
+        x2 = np.int64(S[18 + d])
+        x0 = _close_band(x0)
+        x1 = _close_band(x1)
+        x2 = _close_band(x2)
+        while True:
+            if x0 == 0 or x1 == 0 or x2 == 0:
+                return False
+            c0, c1, c2 = _close_stacks(_columns(x0), _columns(x1), _columns(x2))
+            y0 = x0 & _spread(c0)
+            y1 = x1 & _spread(c1)
+            y2 = x2 & _spread(c2)
+            if y0 == x0 and y1 == x1 and y2 == x2:
+                break
+            x0 = _close_band(y0)
+            x1 = _close_band(y1)
+            x2 = _close_band(y2)
+            if x0 == y0 and x1 == y1 and x2 == y2:
+                if x0 == 0 or x1 == 0 or x2 == 0:
+                    return False
+                break
+        S[d] = x0
+        S[9 + d] = x1
+        S[18 + d] = x2
+        # the digit's minirow and minicolumn words, for the stall (c*: its closed columns)
+        S[AT_H + d] = _minirows(x0) | (_minirows(x1) << 1) | (_minirows(x2) << 2)
+        S[AT_K + d] = c0 | (c1 << 9) | (c2 << 18)
+        # rows reduced to one cell place that cell: it leaves the band's other boards
+        for b in range(3):
+            x = x0 if b == 0 else (x1 if b == 1 else x2)
+            solved = x & (
+                (np.int64(_popcnt(x & 511) == 1) * 511)
+                | (np.int64(_popcnt(x & (511 << 9)) == 1) * (511 << 9))
+                | (np.int64(_popcnt(x & (511 << 18)) == 1) * (511 << 18))
+            )
+            u = np.int64(S[27 + b])
+            new = solved & u
+            if new != 0:
+                S[27 + b] = u & ~new
+                base = b * 9
+                hit = np.int64(0)
+                for t in range(9):
+                    o = np.int64(S[base + t])
+                    S[base + t] = o & ~new
+                    hit |= np.int64((o & new) != 0) << t
+                S[base + d] = x
+                todo |= hit & ~(np.int64(1) << d)
     return True
 
 
 @njit(cache=True, inline="always")
-def _singles(F, U, pairs):
-    """Place naked singles and column hidden singles.
+def _count_in(m, c0, c1, c2, c3):
+    """Add the bits of m to four bit-sliced binary counters (one count per bit)."""
+    t = c0 & m
+    c0 ^= m
+    u = c1 & t
+    c1 ^= t
+    c3 |= c2 & u
+    c2 ^= u
+    return c0, c1, c2, c3
 
-    Returns a dirty mask (> 0) if something was placed, 0 if nothing, -1 on contradiction.
-    Fills ``pairs[b]`` with the bivalue cells of each band.
+
+@njit(cache=True, inline="always")
+def _stall(S, pick):
+    """Reasoning across digits once propagation is stable.
+
+    Returns the digits changed (> 0), 0 when nothing follows (then ``pick`` holds the
+    branch: kind 0 band / 1 stack, its index, the digit, the entry), or -1 on contradiction.
     """
-    dirty = np.int64(0)
+    # naked singles and empty cells, bit-sliced over the nine boards of each band
+    todo = np.int64(0)
     for b in range(3):
         base = b * 9
         c1 = np.int64(0)
         c2 = np.int64(0)
-        c3 = np.int64(0)
         for d in range(9):
-            m = np.int64(F[base + d])
-            c3 |= c2 & m
+            m = np.int64(S[base + d])
             c2 |= c1 & m
             c1 |= m
         if c1 != ALL27:
             return -1
-        pairs[b] = c2 & ~c3
-        sing = c1 & ~c2 & np.int64(U[b])
+        sing = c1 & ~c2 & np.int64(S[27 + b])
         while sing != 0:
             i = _cttz(sing)
             bit = np.int64(1) << i
             sing &= sing - 1
             for d in range(9):
-                s = base + d
-                o = np.int64(F[s])
+                o = np.int64(S[base + d])
                 if o & bit:
-                    F[s] = o & PEER_KEEP[i]
-                    dirty |= np.int64(1) << s
+                    S[base + d] = o & PEER_KEEP[i]
+                    todo |= np.int64(1) << d
                     break
-    if dirty != 0:
-        return dirty
-    # hidden singles in columns: a digit with exactly one place left in a column
+    if todo != 0:
+        return todo
+
+    # triads: count over the digits, per minirow and minicolumn, those that may go there
+    # (h*, v*) and those forced there (hf*, vf*): bit-sliced binary counters
+    h0 = h1 = h2 = h3 = np.int64(0)
+    v0 = v1 = v2 = v3 = np.int64(0)
+    f0 = f1 = f2 = f3 = np.int64(0)
+    g0 = g1 = g2 = g3 = np.int64(0)
     for d in range(9):
-        x0 = np.int64(F[d])
-        x1 = np.int64(F[9 + d])
-        x2 = np.int64(F[18 + d])
-        o1 = np.int64(0)
-        o2 = np.int64(0)
-        for x in (x0, x1, x2):
-            for r in range(3):
-                m = (x >> (9 * r)) & 511
-                o2 |= o1 & m
-                o1 |= m
-        if o1 != 511:
-            return -1
-        one = o1 & ~o2
-        if one == 0:
-            continue
-        one3 = one | (one << 9) | (one << 18)
+        mh = np.int64(S[AT_H + d])
+        mv = np.int64(S[AT_K + d])
+        h0, h1, h2, h3 = _count_in(mh, h0, h1, h2, h3)
+        v0, v1, v2, v3 = _count_in(mv, v0, v1, v2, v3)
+        f0, f1, f2, f3 = _count_in(mh & ~_other_boxes(mh), f0, f1, f2, f3)
+        g0, g1, g2, g3 = _count_in(mv & ~_other_columns(mv), g0, g1, g2, g3)
+    # every minirow and minicolumn holds three digits
+    if ((h2 | h3 | (h1 & h0)) & (v2 | v3 | (v1 & v0))) != ALL27 or (f2 | f3 | g2 | g3) != 0:
+        return -1
+    h_only3 = h1 & h0 & ~(h2 | h3)
+    v_only3 = v1 & v0 & ~(v2 | v3)
+    h_forced3 = f1 & f0
+    v_forced3 = g1 & g0
+    if (h_only3 ^ h_forced3) | (v_only3 ^ v_forced3):
+        for d in range(9):
+            mh = np.int64(S[AT_H + d])
+            mv = np.int64(S[AT_K + d])
+            fh = mh & ~_other_boxes(mh)
+            fv = mv & ~_other_columns(mv)
+            # only three digits may go there: each is forced in, so its other minirows
+            # in that row and box go; three are forced there: no other digit may stay
+            need = mh & h_only3 & ~fh
+            nh = mh & ~(_other_boxes(need) | _other_nines(need) | (mh & h_forced3 & ~fh))
+            need = mv & v_only3 & ~fv
+            nv = mv & ~(_other_columns(need) | _other_nines(need) | (mv & v_forced3 & ~fv))
+            if nh != mh or nv != mv:
+                for b in range(3):
+                    s = b * 9 + d
+                    keep = (((nh >> b) & 0o111111111) * 7) & _spread((nv >> (9 * b)) & 511)
+                    n = np.int64(S[s]) & keep
+                    if n == 0:
+                        return -1
+                    S[s] = n
+                todo |= np.int64(1) << d
+        if todo != 0:
+            return todo
+
+    # how open each band's and stack's nine matrices are, from the counters: the bits left
+    # plus four times those not forced (a matrix of fixed digits scores 27)
+    best = 1 << 30
+    kind = -1
+    idx = 0
+    for m in range(3):
+        mb = np.int64(0o111111111) << m
+        th = _popcnt(h0 & mb) + 2 * _popcnt(h1 & mb) + 4 * _popcnt(h2 & mb) + 8 * _popcnt(h3 & mb)
+        th += 4 * (th - _popcnt(f0 & mb) - 2 * _popcnt(f1 & mb))
+        ms = np.int64(0o007007007) << (3 * m)
+        tv = _popcnt(v0 & ms) + 2 * _popcnt(v1 & ms) + 4 * _popcnt(v2 & ms) + 8 * _popcnt(v3 & ms)
+        tv += 4 * (tv - _popcnt(g0 & ms) - 2 * _popcnt(g1 & ms))
+        if th > 27 and th < best:
+            best = th
+            kind = 0
+            idx = m
+        if tv > 27 and tv < best:
+            best = tv
+            kind = 1
+            idx = m
+    _choose_branch(S, kind, idx, pick)
+    return 0
+
+
+@njit(cache=True, inline="always")
+def _choose_branch(S, kind, idx, pick):
+    """The branch, after tdoku: in the most settled band or stack (``kind``, ``idx``), the
+    digit with the fewest bits, and an entry of its first permutation that is not forced."""
+    pick[0] = kind
+    if kind < 0:
+        return
+    mask = (np.int64(0o111111111) << idx) if kind == 0 else (np.int64(0o007007007) << (3 * idx))
+    fewest = 10
+    digit = 0
+    for d in range(9):
+        c = _popcnt(np.int64(S[(AT_H if kind == 0 else AT_K) + d]) & mask)
+        if c >= 4 and c < fewest:
+            fewest = c
+            digit = d
+    if kind == 0:
+        mat = _band_matrix(np.int64(S[idx * 9 + digit]))
+    else:
+        k = np.int64(S[AT_K + digit]) >> (3 * idx)
+        mat = (k & 7) | ((k >> 6) & 0o70) | ((k >> 12) & 0o700)
+    entry = np.int64(FIRST9[mat]) & ~_forced(mat)
+    pick[1] = idx
+    pick[2] = digit
+    pick[3] = _cttz(entry)
+
+
+@njit(cache=True, inline="always")
+def _assert_entry(S, kind, idx, d, e, on):
+    """Assert (on) or deny (not on) entry e of matrix idx of digit d in node S."""
+    if kind == 0:
+        s = idx * 9 + d
+        cells = np.int64(7) << (9 * (e // 3) + 3 * (e % 3))
+        if on:
+            # the digit's row of the band lies in this box, and the box's digit in this row
+            row = np.int64(511) << (9 * (e // 3))
+            box = np.int64(0o007007007) << (3 * (e % 3))
+            S[s] = np.int64(S[s]) & ~((row | box) & ~cells)
+        else:
+            S[s] = np.int64(S[s]) & ~cells
+    else:
+        band = e // 3
+        col = 3 * idx + e % 3
+        colcells = _spread(np.int64(1) << col)
+        if on:
+            for b in range(3):
+                s = b * 9 + d
+                if b == band:
+                    other = _spread(np.int64(7) << (3 * idx)) & ~colcells
+                    S[s] = np.int64(S[s]) & ~other
+                else:
+                    S[s] = np.int64(S[s]) & ~colcells
+        else:
+            s = band * 9 + d
+            S[s] = np.int64(S[s]) & ~colcells
+
+
+@njit(cache=True, inline="always")
+def _setup(grids, p, S):
+    """The node of the givens; False if two givens of a digit share a row, column or box.
+
+    A board starts as its band less the cells given to another digit and less the rows,
+    boxes and columns (in all bands) of the digit's own givens, which stay: each given
+    is then alone in its row of the board, and not among the unplaced cells.
+    """
+    at = p * 81
+    # bit i set when cell i of the band holds a given (one 32-byte compare per band; the
+    # last band is read from byte 49 so as not to read past the grid)
+    giv0 = _byte_mask32(grids, at, 1, 9) & ALL27
+    giv1 = _byte_mask32(grids, at + 27, 1, 9) & ALL27
+    giv2 = _byte_mask32(grids, at + 49, 1, 9) >> 5
+    S[27] = ALL27 & ~giv0
+    S[28] = ALL27 & ~giv1
+    S[29] = ALL27 & ~giv2
+    n_cells = 0
+    n_units = 0
+    for d in range(9):
+        g0 = _byte_mask32(grids, at, d + 1, d + 1) & ALL27
+        g1 = _byte_mask32(grids, at + 27, d + 1, d + 1) & ALL27
+        g2 = _byte_mask32(grids, at + 49, d + 1, d + 1) >> 5
+        cols = _columns(g0) | _columns(g1) | _columns(g2)
+        n_units += _popcnt(cols)
         for b in range(3):
-            s = b * 9 + d
-            h = np.int64(F[s]) & one3 & np.int64(U[b])
-            while h != 0:
-                i = _cttz(h)
-                h &= h - 1
-                F[s] = np.int64(F[s]) & PEER_KEEP[i]
-                dirty |= np.int64(1) << s
-    return dirty
+            g = g0 if b == 0 else (g1 if b == 1 else g2)
+            giv = giv0 if b == 0 else (giv1 if b == 1 else giv2)
+            mr = _minirows(g)
+            rows = (mr | (mr >> 3) | (mr >> 6)) & 0x40201
+            boxes = (mr | (mr >> 9) | (mr >> 18)) & 0o111
+            n_cells += _popcnt(g)
+            n_units += _popcnt(rows) + _popcnt(boxes)
+            out = _spread(cols) | (rows * 511) | _spread(boxes * 7) | giv
+            S[b * 9 + d] = (ALL27 & ~out) | g
+    # as many distinct rows, columns and boxes as givens, for every digit
+    return n_units == 3 * n_cells
 
 
-@njit(cache=True)
-def _solve_one(grids, p, out, limit, F, U, pairs, stack):
+@njit(cache=True, inline="always")
+def _digit_planes(S, b):
+    """Bit-slice the digit number (0..8) of every cell of a solved band: four planes."""
+    base = b * 9
+    odd = np.int64(S[base + 3]) | np.int64(S[base + 7])  # numbers 3 and 7 have bits 0 and 1
+    return (
+        np.int64(S[base + 1]) | np.int64(S[base + 5]) | odd,
+        np.int64(S[base + 2]) | np.int64(S[base + 6]) | odd,
+        np.int64(S[base + 4])
+        | np.int64(S[base + 5])
+        | np.int64(S[base + 6])
+        | np.int64(S[base + 7]),
+        np.int64(S[base + 8]),
+    )
+
+
+@njit(cache=True, inline="always")
+def _extract(S, out, p):
+    """Write the solved node as digits, 32 bytes at a time from the bit planes."""
+    at = p * 81
+    a0, a1, a2, a3 = _digit_planes(S, 0)
+    _store_digits32(out, at, a0, a1, a2, a3)
+    a0, a1, a2, a3 = _digit_planes(S, 1)
+    _store_digits32(out, at + 27, a0, a1, a2, a3)
+    # bytes 49..80 (so as not to write past the grid): the last 5 cells of band 1, band 2
+    b0, b1, b2, b3 = _digit_planes(S, 2)
+    _store_digits32(
+        out,
+        at + 49,
+        (a0 >> 22) | (b0 << 5),
+        (a1 >> 22) | (b1 << 5),
+        (a2 >> 22) | (b2 << 5),
+        (a3 >> 22) | (b3 << 5),
+    )
+
+
+@njit(cache=True, _nrt=False)
+def _solve_one(grids, p, out, limit, S, pick, stack):
     """Solve puzzle ``p``; write the first solution to ``out[p]``.
 
     Returns (number of solutions capped at limit, number of branch points).
     """
-    for s in range(27):
-        F[s] = ALL27
-    for b in range(3):
-        U[b] = ALL27
-    for c in range(81):
-        v = np.int64(grids[p, c])
-        if v >= 1 and v <= 9:
-            b = c // 27
-            i = c - 27 * b
-            s = b * 9 + v - 1
-            o = np.int64(F[s])
-            bit = np.int64(1) << i
-            if o & bit == 0:
-                return 0, 0
-            # full elimination: the cell leaves the other digits, its row/box/column
-            # peers lose the digit (in this band and, by column, in the other two)
-            U[b] = np.int64(U[b]) & ~bit
-            base = b * 9
-            for t in range(base, base + 9):
-                F[t] = np.int64(F[t]) & ~bit
-            F[s] = o & PEER_KEEP[i]
-            cm = ~(np.int64(0x40201) << (i % 9))
-            t = s + 9 if s < 18 else s - 18
-            F[t] = np.int64(F[t]) & cm
-            t = s + 18 if s < 9 else s - 9
-            F[t] = np.int64(F[t]) & cm
-    dirty = np.int64(ALL27)
+    if not _setup(grids, p, S):
+        return 0, 0
+    todo = np.int64(ALL_DIGITS)
     sp = 0
     nsol = 0
     guesses = 0
     while True:
-        ok = _propagate(F, U, dirty)
-        solved = False
+        ok = _propagate(S, todo)
+        while ok:
+            if (np.int64(S[27]) | np.int64(S[28]) | np.int64(S[29])) == 0:
+                break
+            r = _stall(S, pick)
+            if r < 0:
+                ok = False
+            elif r == 0:
+                break
+            else:
+                ok = _propagate(S, r)
         if ok:
-            while True:
-                if (np.int64(U[0]) | np.int64(U[1]) | np.int64(U[2])) == 0:
-                    solved = True
-                    break
-                r = _singles(F, U, pairs)
-                if r < 0:
-                    ok = False
-                    break
-                if r == 0:
-                    break
-                if not _propagate(F, U, r):
-                    ok = False
-                    break
-        if ok:
-            if solved:
+            if (np.int64(S[27]) | np.int64(S[28]) | np.int64(S[29])) == 0:
                 nsol += 1
                 if nsol == 1:
-                    for s in range(27):
-                        x = np.int64(F[s])
-                        off = (s // 9) * 27
-                        dig = s % 9 + 1
-                        while x != 0:
-                            out[p, off + _cttz(x)] = dig
-                            x &= x - 1
+                    _extract(S, out, p)
                 if nsol >= limit:
                     break
-            else:
-                # branch on a bivalue cell; among them prefer the one whose peers hold
-                # the most unsolved cells (score 2 each) and bivalue cells (1 more each)
+            elif pick[0] >= 0:
                 guesses += 1
-                bb = -1
-                best = -1
-                bi = 0
-                p0 = np.int64(pairs[0])
-                p1 = np.int64(pairs[1])
-                p2 = np.int64(pairs[2])
-                u0 = np.int64(U[0])
-                u1 = np.int64(U[1])
-                u2 = np.int64(U[2])
-                for b in range(3):
-                    pb = p0 if b == 0 else (p1 if b == 1 else p2)
-                    ub = u0 if b == 0 else (u1 if b == 1 else u2)
-                    q = pb
-                    while q != 0:
-                        j = _cttz(q)
-                        q &= q - 1
-                        cm = np.int64(0x40201) << (j % 9)  # column of j, all 3 rows
-                        seen = ~PEER_KEEP[j] & ALL27
-                        k = 2 * _popcnt(ub & seen) + _popcnt(pb & seen)
-                        if b != 0:
-                            k += 2 * _popcnt(u0 & cm) + _popcnt(p0 & cm)
-                        if b != 1:
-                            k += 2 * _popcnt(u1 & cm) + _popcnt(p1 & cm)
-                        if b != 2:
-                            k += 2 * _popcnt(u2 & cm) + _popcnt(p2 & cm)
-                        if k > best:
-                            best = k
-                            bb = b
-                            bi = j
-                if bb >= 0:
-                    i = bi
-                else:
-                    # no bivalue cell: the unsolved cell with the fewest candidates
-                    bestn = 10
-                    bi = 0
-                    for b in range(3):
-                        u = np.int64(U[b])
-                        while u != 0:
-                            j = _cttz(u)
-                            u &= u - 1
-                            n = 0
-                            for d in range(9):
-                                n += (np.int64(F[b * 9 + d]) >> j) & 1
-                            if n < bestn:
-                                bestn = n
-                                bb = b
-                                bi = j
-                    i = bi
-                bit = np.int64(1) << i
-                base = bb * 9
-                s = base
-                for d in range(9):
-                    if np.int64(F[base + d]) & bit:
-                        s = base + d
-                        break
-                # alternative: the same node without this candidate
-                for t in range(27):
-                    stack[sp, t] = F[t]
-                stack[sp, 27] = U[0]
-                stack[sp, 28] = U[1]
-                stack[sp, 29] = U[2]
-                stack[sp, 30] = s
-                stack[sp, s] = np.int64(F[s]) & ~bit
+                kind = pick[0]
+                idx = pick[1]
+                d = pick[2]
+                e = pick[3]
+                # push the node without the entry, go on with it
+                s = idx * 9 + d if kind == 0 else (e // 3) * 9 + d
+                keep = S[s]
+                _assert_entry(S, kind, idx, d, e, False)
+                S[30] = np.int64(1) << d
+                _copy_row(stack, sp, S, 0)
                 sp += 1
-                F[s] = np.int64(F[s]) & PEER_KEEP[i]
-                dirty = np.int64(1) << s
+                S[s] = keep
+                _assert_entry(S, kind, idx, d, e, True)
+                todo = np.int64(1) << d
                 continue
         # backtrack
         if sp == 0:
             break
         sp -= 1
-        for t in range(27):
-            F[t] = stack[sp, t]
-        U[0] = stack[sp, 27]
-        U[1] = stack[sp, 28]
-        U[2] = stack[sp, 29]
-        dirty = np.int64(1) << np.int64(stack[sp, 30])
+        _copy_row(S, 0, stack, sp)
+        todo = np.int64(S[30])
     return nsol, guesses
+
+
+@njit(cache=True, _nrt=False)
+def _solve_all(grids, limit, out, nsol, nguess, cycles, S, pick, stack):
+    """The loop over puzzles, compiled without reference counting (no array is made
+    here), so that the state arrays cost no bookkeeping per puzzle or per node."""
+    timed = cycles.shape[0] == grids.shape[0]
+    for p in range(grids.shape[0]):
+        t0 = _rdcycle() if timed else 0
+        ns, g = _solve_one(grids, p, out, limit, S, pick, stack)
+        nsol[p] = ns
+        nguess[p] = g
+        if timed:
+            cycles[p] = _rdcycle() - t0
 
 
 @njit(cache=True)
 def _kernel(grids, limit, out, nsol, nguess):
-    F = np.empty(27, np.int32)
-    U = np.empty(3, np.int32)
-    pairs = np.empty(3, np.int64)
-    stack = np.empty((STACK_DEPTH, 32), np.int32)
-    for p in range(grids.shape[0]):
-        ns, g = _solve_one(grids, p, out, limit, F, U, pairs, stack)
-        nsol[p] = ns
-        nguess[p] = g
+    S = np.zeros(NODE, np.int32)
+    pick = np.zeros(4, np.int64)
+    stack = np.empty((STACK_DEPTH, NODE), np.int32)
+    _solve_all(grids, limit, out, nsol, nguess, nguess[:0], S, pick, stack)
 
 
 @njit(cache=True)
 def _kernel_timed(grids, limit, out, nsol, nguess, cycles):
-    F = np.empty(27, np.int32)
-    U = np.empty(3, np.int32)
-    pairs = np.empty(3, np.int64)
-    stack = np.empty((STACK_DEPTH, 32), np.int32)
-    for p in range(grids.shape[0]):
-        t0 = _rdcycle()
-        ns, g = _solve_one(grids, p, out, limit, F, U, pairs, stack)
-        t1 = _rdcycle()
-        nsol[p] = ns
-        nguess[p] = g
-        cycles[p] = t1 - t0
+    S = np.zeros(NODE, np.int32)
+    pick = np.zeros(4, np.int64)
+    stack = np.empty((STACK_DEPTH, NODE), np.int32)
+    _solve_all(grids, limit, out, nsol, nguess, cycles, S, pick, stack)
 
 
 # --------------------------------------------------------------------------------------

@@ -439,3 +439,114 @@ def test_symmetry(idx, digits, bands, rows, stacks, cols, transpose):
     assert n2[0] == 1
     assert np.array_equal(sol2[0], ts)
     assert valid_solution(tp, sol2[0])
+
+
+# --------------------------------------------------------------------------------------
+# search details: the no-guess shortcut, clashes among givens, determinism
+# --------------------------------------------------------------------------------------
+
+
+def _deadly_rectangle(full: np.ndarray):
+    """Cells (r1,c1),(r1,c2),(r2,c1),(r2,c2) in two boxes of one band holding a/b/b/a."""
+    g9 = full.reshape(9, 9)
+    for r1 in range(9):
+        for r2 in range(r1 + 1, 3 * (r1 // 3) + 3):
+            for c1 in range(9):
+                for c2 in range(c1 + 1, 9):
+                    if c1 // 3 != c2 // 3 and g9[r1, c1] == g9[r2, c2] and g9[r1, c2] == g9[r2, c1]:
+                        return [9 * r1 + c1, 9 * r1 + c2, 9 * r2 + c1, 9 * r2 + c2]
+    return None
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10**6), st.integers(0, 30))
+def test_two_solutions_never_reported_unique(seed, extra):
+    # a full grid less an open deadly rectangle (and maybe more cells) has two or more
+    # solutions however little search it takes; the engine must never say 1
+    rng = np.random.default_rng(seed)
+    full = (rng.permutation(9) + 1)[grid_of(SOLVED)[0] - 1].astype(np.uint8)
+    rect = _deadly_rectangle(full)
+    assert rect is not None
+    p = full.copy()
+    p[rect] = 0
+    p[rng.choice(81, size=extra, replace=False)] = 0
+    for lim in (2, 3):
+        sols, n, g, _ = solve_batch(p[None, :], lim)
+        assert n[0] >= 2
+        assert valid_solution(p, sols[0])
+    if extra == 0:
+        # the rectangle alone: exactly two solutions, found by one branch
+        sols, n, g, _ = solve_batch(p[None, :], 10)
+        assert n[0] == 2 and g[0] >= 1
+
+
+def test_solved_without_guessing_means_unique():
+    # easy puzzles less a few givens: some stay unique, some do not; the engine's count
+    # agrees with the reference, in particular whenever it needed no branch
+    ref = pytest.importorskip("pipeline.reference")
+    puzzles = load("kaggle_bryanpark_1m/sudoku_small.csv", 150)
+    rng = np.random.default_rng(7)
+    for row in puzzles:
+        row[rng.choice(np.flatnonzero(row), size=rng.integers(0, 7), replace=False)] = 0
+    sols, n, g, _ = solve_batch(puzzles, 2)
+    assert (g == 0).sum() >= 20 and (n == 2).sum() >= 20
+    for p, k in zip(puzzles, n, strict=True):
+        assert k == ref.count_solutions([int(v) for v in p], 2)
+    assert all_valid(puzzles, sols)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 80), st.integers(1, 9)),
+        min_size=2,
+        max_size=12,
+        unique_by=lambda t: t[0],
+    )
+)
+def test_sparse_givens_clash_or_not(givens):
+    # a few givens anywhere: the engine finds no solution exactly when two of them clash
+    p = np.zeros(81, np.uint8)
+    for cell, v in givens:
+        p[cell] = v
+    clash = False
+    for a, va in givens:
+        for b, vb in givens:
+            if a < b and va == vb:
+                ra, ca, rb, cb = a // 9, a % 9, b // 9, b % 9
+                same_box = (ra // 3, ca // 3) == (rb // 3, cb // 3)
+                clash |= ra == rb or ca == cb or same_box
+    sols, n, g, _ = solve_batch(p[None, :], 2)
+    if clash:
+        assert n[0] == 0 and not sols.any()
+    else:
+        assert n[0] == 2  # at most 12 givens: never unique
+        assert valid_solution(p, sols[0])
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 10**6))
+def test_results_do_not_depend_on_the_batch(seed):
+    # per-puzzle results (solution, count, guesses) are the same alone, in any order and
+    # next to any other puzzles, valid or not
+    pool = np.concatenate(
+        [
+            load("tdoku_benchmark_sets/puzzles6_forum_hardest_1106", 20),
+            load("tdoku_benchmark_sets/puzzles3_magictour_top1465", 20),
+            load("kaggle_bryanpark_1m/sudoku_small.csv", 10),
+            load("tdoku_benchmark_sets/puzzles7_serg_benchmark", 10),
+        ]
+    )
+    bad = grid_of(SOLVED).copy()
+    bad[0, :2] = bad[0, 1::-1]  # two swapped givens: clash
+    pool = np.concatenate([pool, bad, np.zeros((1, 81), np.uint8)])
+    ref = solve_batch(pool, 2)
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(pool))[: rng.integers(1, len(pool) + 1)]
+    got = solve_batch(pool[order], 2)
+    assert np.array_equal(got[0], ref[0][order])
+    assert np.array_equal(got[1], ref[1][order])
+    assert np.array_equal(got[2], ref[2][order])
+    i = int(order[0])
+    alone = solve_batch(pool[i : i + 1], 2)
+    assert alone[2][0] == ref[2][i] and alone[1][0] == ref[1][i]
