@@ -1,35 +1,30 @@
-"""The `pipeline` command line."""
+"""The `pipeline` command line (typer on click).
+
+Settings are layered by click: a setting's default (pipeline.config.Settings) < the
+--config file (read by an eager option into click's default_map) < its PIPELINE_<NAME>
+environment variable < its flag. Our errors are click exceptions: each shows one line and
+carries its exit code, so the commands need no ladder of except branches.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
-import os
-import signal
 import sys
 import time
-from pathlib import Path
 from typing import Annotated
 
 import click
 import typer
 
-from pipeline.errors import Interrupted, PipelineError, Stopped, UsageError
-
-try:  # typer >= 0.22 vendors its own click; its exceptions are not click's
-    from typer._click import exceptions as _tclick
-except ImportError:  # pragma: no cover - an older typer on the real click
-    _tclick = click.exceptions
-_EXIT = (click.exceptions.Exit, typer.Exit, getattr(_tclick, "Exit", typer.Exit))
-_ABORT = (click.exceptions.Abort, typer.Abort, getattr(_tclick, "Abort", typer.Abort))
-_USAGE = (click.UsageError, _tclick.UsageError)
-_CLICK = (click.ClickException, _tclick.ClickException)
+from pipeline import VERSION
+from pipeline.config import DEFAULTS, EXECUTORS, LOG_LEVELS
+from pipeline.status import STATUS_NAMES
 
 app = typer.Typer(
     name="pipeline",
     help="Solve, check and summarise Sudoku puzzles at data-set scale.",
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
@@ -39,147 +34,206 @@ unusable input; 3 the run failed (write error, full disk); 130/143 stopped by Ct
 (run the same command again to resume)."""
 
 
-def _fail(exc: PipelineError) -> typer.Exit:
-    from pipeline.storage import scrub
+class StatusList(click.ParamType):
+    """A comma-separated list of statuses (a list from a config file too)."""
 
-    if isinstance(exc, Stopped):
-        _stopped(exc)
+    name = "STATUS,..."
 
-    typer.echo(f"pipeline: error: {scrub(str(exc))}", err=True)
-    return typer.Exit(exc.exit_code)
+    def convert(self, value, param, ctx):
+        items = value if isinstance(value, list) else str(value).split(",")
+        out = [str(s).strip() for s in items if str(s).strip()]
+        bad = [s for s in out if s not in STATUS_NAMES]
+        if bad:
+            self.fail(f"unknown status {bad[0]!r} (one of {', '.join(STATUS_NAMES)})", param,
+                      ctx)
+        return out
+
+
+def _config_file(ctx: click.Context, param, value: str | None) -> str | None:
+    """--config FILE: its settings become the defaults of the other options."""
+    if value:
+        from pipeline.config import read_config_file
+
+        ctx.default_map = {**(ctx.default_map or {}), **read_config_file(value)}
+    return value
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"pipeline {VERSION}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(version: Annotated[bool, typer.Option(
+        "--version", callback=_version, is_eager=True, help="Print the version and exit.")
+        ] = False) -> None:
+    """Solve, check and summarise Sudoku puzzles at data-set scale."""
+
+
+def _env(name: str) -> str:
+    return f"PIPELINE_{name.upper()}"
 
 
 @app.command(epilog=EXIT_HELP)
 def run(
     input: Annotated[list[str], typer.Option(
-        "--input", "-i", help="Input file, glob or - for stdin (repeatable). CSV with or "
-        "without header, text (a puzzle a line), fixed-width records; .gz too.")],
+        "--input", "-i", metavar="PATH", help="An input: a file, a glob (quoted), - for "
+        "stdin, a FIFO, or a URL (s3://, gs://, file://, http(s)://). Repeatable. CSV with "
+        "or without a header, text (a puzzle a line), fixed-width records, Parquet; .gz "
+        "too.")],
     output: Annotated[str | None, typer.Option(
-        "--output", "-o", help="Output folder [default: from config, output/<first input's "
-        "stem>/].")] = None,
-    workers: Annotated[int | None, typer.Option(
-        help="Worker processes; 0 = one per core [config: workers].")] = None,
-    chunk_size: Annotated[int | None, typer.Option(
-        help="Rows per chunk and per result part [config: chunk_size].")] = None,
+        "--output", "-o", metavar="DIR", help="The run folder (a path or a URL) [default: "
+        "output/<first input's name>].")] = None,
     config: Annotated[str | None, typer.Option(
-        "--config", "-c", help="A TOML file with [run] settings over configs/default.toml.")
-    ] = None,
-    puzzle_column: Annotated[str | None, typer.Option(
-        help="CSV column with the puzzles [default: found by name, else the first].")] = None,
-    solution_column: Annotated[str | None, typer.Option(
-        help="CSV column with expected solutions [default: solution/solutions].")] = None,
-    first_solution: Annotated[bool | None, typer.Option(
-        "--first-solution/--prove-unique",
-        help="Stop at the first solution (n_solutions null) or prove uniqueness "
-        "[default: prove].")] = None,
+        "--config", "-c", metavar="FILE", is_eager=True, callback=_config_file,
+        help="A TOML file whose [run] table sets defaults for the options below.")] = None,
+    workers: Annotated[int, typer.Option(
+        metavar="N", min=0, envvar=_env("workers"), show_envvar=True,
+        help="Worker processes (or Dask threads to keep busy); 0 = one per core.")
+    ] = DEFAULTS.workers,
+    chunk_size: Annotated[int, typer.Option(
+        metavar="N", min=1, envvar=_env("chunk_size"), show_envvar=True,
+        help="About this many rows per range: a task, and one result part.")
+    ] = DEFAULTS.chunk_size,
+    limit: Annotated[int, typer.Option(
+        metavar="N", min=0, envvar=_env("limit"), show_envvar=True,
+        help="Read only the first N rows of each input (a quick try of a big file); 0 = "
+        "every row.")] = DEFAULTS.limit,
+    puzzle_column: Annotated[str, typer.Option(
+        metavar="NAME", envvar=_env("puzzle_column"),
+        help="The CSV or Parquet column of the puzzles [default: found by name, else the "
+        "first column holding puzzles].")] = DEFAULTS.puzzle_column,
+    solution_column: Annotated[str, typer.Option(
+        metavar="NAME", envvar=_env("solution_column"),
+        help="The column of expected solutions [default: solution/solutions].")
+    ] = DEFAULTS.solution_column,
+    first_solution: Annotated[bool, typer.Option(
+        "--first-solution/--prove-unique", envvar=_env("first_solution"),
+        help="Stop at the first solution (n_solutions null), or prove uniqueness.")
+    ] = DEFAULTS.first_solution,
     fail_on: Annotated[str | None, typer.Option(
-        help="Comma-separated statuses that make a finished run exit 1, e.g. "
-        "invalid,unsolvable,error.")] = None,
-    executor: Annotated[str | None, typer.Option(
-        help="local (process pool) or dask [config: executor].")] = None,
-    scheduler: Annotated[str | None, typer.Option(
-        help="Dask scheduler address tcp://HOST:PORT [env: DASK_SCHEDULER_ADDRESS]; "
-        "none with --executor dask starts a local cluster.")] = None,
-    timings: Annotated[bool | None, typer.Option(
-        "--timings/--no-timings", help="Measure each puzzle's solve time (solve_us).")] = None,
-    canonical: Annotated[bool | None, typer.Option(
-        "--canonical/--no-canonical", help="Add each puzzle's canonical (minlex) form and "
-        "automorphism count [config: canonical].")] = None,
+        click_type=StatusList(), envvar=_env("fail_on"), show_envvar=True,
+        help="Statuses that make a finished run exit 1, e.g. invalid,unsolvable,error.")
+    ] = None,
+    timings: Annotated[bool, typer.Option(
+        "--timings/--no-timings", envvar=_env("timings"),
+        help="Measure each puzzle's solve time (solve_us).")] = DEFAULTS.timings,
+    canonical: Annotated[bool, typer.Option(
+        "--canonical/--no-canonical", envvar=_env("canonical"),
+        help="Add each puzzle's canonical (minlex) form and automorphism count (for "
+        "`pipeline dedup`, `split`, `augment`).")] = DEFAULTS.canonical,
+    executor: Annotated[str, typer.Option(
+        click_type=click.Choice(EXECUTORS), envvar=_env("executor"), show_envvar=True,
+        help="Where tasks run: a local process pool, or a Dask cluster.")] = DEFAULTS.executor,
+    scheduler: Annotated[str, typer.Option(
+        metavar="ADDRESS", envvar=[_env("scheduler"), "DASK_SCHEDULER_ADDRESS"],
+        show_envvar=True, help="A Dask scheduler (tcp://HOST:PORT, tls://...); none with "
+        "--executor dask starts a local cluster.")] = DEFAULTS.scheduler,
+    log_level: Annotated[str, typer.Option(
+        click_type=click.Choice(LOG_LEVELS, case_sensitive=False), envvar=_env("log_level"),
+        help="How much goes to DIR/logs/run.jsonl.")] = DEFAULTS.log_level,
     overwrite: Annotated[bool, typer.Option(
-        help="Replace a different run already in the output folder.")] = False,
+        help="Replace what the output folder holds (also a finished run of the same "
+        "inputs: it is done again).")] = False,
     incremental: Annotated[bool, typer.Option(
         help="Treat --output as a warehouse: solve only input files not done before (by "
         "content hash), each into its own run folder, listed in catalog.parquet.")] = False,
     json_out: Annotated[bool, typer.Option(
         "--json", help="Print the final summary as one JSON object on stdout.")] = False,
     quiet: Annotated[bool, typer.Option(
-        "--quiet", "-q", help="No progress, no table, no warnings on stderr.")] = False,
-    log_level: Annotated[str | None, typer.Option(
-        help="DEBUG, INFO, WARNING or ERROR for DIR/logs/run.jsonl.")] = None,
+        "--quiet", "-q", help="No progress, no summary, no warnings on stderr.")] = False,
 ) -> None:
     """Solve and check every puzzle of the inputs; write Parquet results and stats.
 
-    Settings come from configs/default.toml, then --config, then PIPELINE_<OPTION>
-    environment variables (PIPELINE_WORKERS=4), then these flags.
+    On a terminal a progress bar shows rows, percent, rows/s and the time left, then a table
+    of statuses; elsewhere one summary line goes to stderr at the end.
     """
-    from pipeline import config as config_mod
     from pipeline import run as run_mod
+    from pipeline.config import Settings
 
-    flags = {
-        "workers": workers, "chunk_size": chunk_size, "puzzle_column": puzzle_column,
-        "solution_column": solution_column, "first_solution": first_solution,
-        "fail_on": fail_on, "executor": executor, "scheduler": scheduler,
-        "timings": timings, "log_level": log_level, "canonical": canonical,
-    }
+    settings = Settings(
+        workers=workers, chunk_size=chunk_size, limit=limit, puzzle_column=puzzle_column,
+        solution_column=solution_column, first_solution=first_solution,
+        fail_on=fail_on or [], timings=timings, canonical=canonical, executor=executor,
+        scheduler=scheduler, log_level=log_level)
+    show = sys.stderr.isatty() and not quiet and not json_out
+    progress = _Progress() if show else None
+    hooks = run_mod.Hooks()
+    if progress is not None:
+        hooks.on_start = progress.start
+        hooks.on_rows = progress.advance
     try:
-        settings = config_mod.load(config, flags)
-        show = sys.stderr.isatty() and not quiet
-        progress = _Progress() if show else None
-        hooks = run_mod.Hooks()
-        if progress is not None:
-            hooks.on_start = progress.start
-            hooks.on_rows = progress.advance
-        try:
-            if incremental:
-                from pipeline.warehouse import run_incremental
+        if incremental:
+            from pipeline.warehouse import run_incremental
 
-                summary = run_incremental(input, settings, output, hooks, quiet=quiet)
-            else:
-                summary = run_mod.run(input, settings, output, overwrite, hooks, quiet=quiet)
-        finally:
-            if progress is not None:
-                progress.stop()
-    except PipelineError as exc:
-        raise _fail(exc) from None
+            summary = run_incremental(input, settings, output, hooks, quiet=quiet)
+        else:
+            summary = run_mod.run(input, settings, output, overwrite, hooks, quiet=quiet)
+    finally:
+        if progress is not None:
+            progress.stop()
     if json_out:
         typer.echo(json.dumps(summary.as_dict()))
     elif summary.already_done and not quiet:
-        typer.echo(f"already done: {summary.output} holds this run ({summary.rows} rows)",
-                   err=True)
+        typer.echo(f"pipeline: already done: {summary.output} holds this run "
+                   f"({summary.rows:,} rows)", err=True)
     elif show:
-        _print_summary(summary)
+        _print_table(summary)
+    failing = (f"finished, but found {', '.join(summary.failing)} rows (--fail-on): "
+               if summary.failing else "")
+    if not quiet and not json_out and not summary.already_done and (failing or not show):
+        typer.echo(f"pipeline: {failing}{summary.line()}", err=True)  # one line, always
     if summary.failing:
-        if not quiet:
-            typer.echo(f"pipeline: finished, but found {', '.join(summary.failing)} rows "
-                       "(--fail-on)", err=True)
         raise typer.Exit(summary.exit_code)
 
 
 class _Progress:
-    """Rows done and rows/s on the terminal while a run goes."""
+    """A bar on the terminal: rows, percent of the input's bytes, rows/s, time left."""
 
     def __init__(self):
-        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            Progress,
+            SpinnerColumn,
+            TaskProgressColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         self.started = time.perf_counter()
         self.rows = 0
-        self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}"),
+        self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                            TaskProgressColumn(),
                             TextColumn("[bold]{task.fields[rows]:,}[/] rows"),
-                            TextColumn("{task.fields[rate]:,.0f} rows/s"), TimeElapsedColumn(),
-                            transient=True, console=_console(stderr=True))
-        self.task = self.bar.add_task("solving", rows=0, rate=0.0)
+                            TextColumn("{task.fields[rate]:,.0f} rows/s"),
+                            TimeElapsedColumn(), TimeRemainingColumn(),
+                            transient=True, console=_console())
+        self.task = self.bar.add_task("starting", total=None, rows=0, rate=0.0)
         self.bar.start()
 
-    def start(self, out: Path, resumed: int) -> None:
+    def start(self, out: str, resumed: int, total_bytes: int, done_bytes: int) -> None:
         desc = f"solving into {out}" + (f" (resuming after {resumed:,} rows)" if resumed else "")
-        self.bar.update(self.task, description=desc)
+        self.bar.update(self.task, description=desc, total=max(total_bytes, 1),
+                        completed=done_bytes)
 
-    def advance(self, n: int) -> None:
-        self.rows += n
+    def advance(self, rows: int, nbytes: int) -> None:
+        self.rows += rows
         rate = self.rows / max(time.perf_counter() - self.started, 1e-9)
-        self.bar.update(self.task, rows=self.rows, rate=rate)
+        self.bar.update(self.task, advance=nbytes, rows=self.rows, rate=rate)
 
     def stop(self) -> None:
         self.bar.stop()
 
 
-def _console(stderr: bool = False):
+def _console():
     from rich.console import Console
 
-    return Console(stderr=stderr)
+    return Console(stderr=True)
 
 
-def _print_summary(summary) -> None:
+def _print_table(summary) -> None:
     from rich.table import Table
 
     table = Table(title=f"run: {summary.output}", show_footer=True)
@@ -189,77 +243,100 @@ def _print_summary(summary) -> None:
     for name, n in summary.counts.items():
         share = f"{100 * n / summary.rows:.1f}%" if summary.rows else "-"
         table.add_row(name, f"{n:,}", share)
-    console = _console(stderr=True)
+    console = _console()
     console.print(table)
-    console.print(f"{summary.rows:,} rows in {summary.wall_seconds:.2f} s "
-                  f"({summary.rows_per_second:,.0f} rows/s)"
-                  + (f"; {summary.resumed_rows:,} rows reused from before"
-                     if summary.resumed_rows else ""))
+    console.print(summary.line())
 
 
 @app.command()
 def solve(
     puzzle: Annotated[str, typer.Argument(
-        help="An 81-character puzzle (. or 0 for blanks), or - to read one a line from stdin.")],
+        metavar="PUZZLE", help="An 81-character puzzle (. or 0 for blanks), or - to read "
+        "what `pipeline run` reads (a puzzle a line, CSV, fixed-width) from stdin.")],
     format: Annotated[str, typer.Option(
-        "--format", "-f", help="board (a drawn 9x9 grid) or line (one 81-digit line each).")
+        "--format", "-f", click_type=click.Choice(["board", "line"]),
+        help="board: status, guesses and the grid drawn; line: one line per puzzle on "
+        "stdout (81 digits, 'multiple <81 digits>' or the status; reasons on stderr).")
     ] = "board",
     first_solution: Annotated[bool, typer.Option(
         "--first-solution", help="Do not prove uniqueness.")] = False,
 ) -> None:
-    """Solve puzzles given on the command line or stdin; print status, grid and guesses.
+    """Solve puzzles given on the command line or stdin.
 
     Exits 0 when every puzzle has a solution, 1 otherwise.
     """
-    from pipeline import grid, solver
+    raise typer.Exit(_solve(puzzle, format, first_solution))
 
-    if format not in ("board", "line"):
-        raise _fail(UsageError(f"--format: {format!r} is not board or line"))
+
+def _solve(puzzle: str, fmt: str, first_solution: bool) -> int:
+    """`pipeline solve`: read, solve, print; the exit code."""
+    from pipeline import grid, plan, solver
+    from pipeline.status import Status
+    from pipeline.worker import arrow_buffers
+
     if puzzle == "-":
-        lines = [ln.strip() for ln in sys.stdin.read().splitlines()]
-        puzzles = [ln for ln in lines if ln and not ln.startswith("#")]
+        from pipeline import schema
+
+        inp = plan.open_input("-", 0, None, None, schema.OURS, stdin=sys.stdin.buffer)
+        batches = [(first, rows) for first, rows in plan.read_whole(inp, sys.stdin.buffer)]
     else:
-        puzzles = [puzzle]
-    outcome = solver.solve_strings(puzzles, limit=1 if first_solution else 2)
-    texts = grid.decode(outcome.solutions, blank="0")
+        batches = [(0, None)]
     ok = True
-    for i, _ in enumerate(puzzles):
-        status = solver.Status(int(outcome.status[i])).label
-        has = bool(outcome.has_solution()[i])
-        ok &= has
-        if format == "line":
-            typer.echo(texts[i] if has else f"{status}: {outcome.reasons.get(i, status)}")
-            continue
-        if i:
-            typer.echo("")
-        head = status
-        if outcome.guesses[i] >= 0:
-            head += f", {outcome.guesses[i]} guesses"
-        if i in outcome.reasons:
-            head += f": {outcome.reasons[i]}"
-        typer.echo(head)
-        if has:
-            typer.echo(grid.show(outcome.solutions[i]))
-    if not ok:
-        raise typer.Exit(1)
+    shown = 0
+    for first, rows in batches:
+        if rows is None:
+            grids, why = grid.encode([puzzle])
+            malformed = {i: w for i, w in enumerate(why) if w}
+        else:
+            grids, malformed = grid.encode_buffers(*arrow_buffers(rows.columns["puzzle"]))
+            malformed.update(rows.reasons)
+        outcome = solver.solve_grids(grids, 1 if first_solution else 2, malformed)
+        texts = grid.decode(outcome.solutions, blank="0")
+        for i in range(len(outcome)):
+            status = Status(int(outcome.status[i]))
+            has = status in (Status.SOLVED, Status.MULTIPLE)
+            ok &= has
+            reason = outcome.reasons.get(i)
+            if fmt == "line":
+                line = {Status.SOLVED: texts[i], Status.MULTIPLE: f"multiple {texts[i]}"}
+                typer.echo(line.get(status, status.label))
+                if not has or reason:
+                    typer.echo(f"row {first + i}: {status.label}: {reason or status.label}",
+                               err=True)
+                continue
+            if shown:
+                typer.echo("")
+            shown += 1
+            head = status.label
+            if outcome.guesses[i] >= 0:
+                head += f", {outcome.guesses[i]} guesses"
+            if reason:
+                head += f": {reason}"
+            typer.echo(head)
+            if has:
+                typer.echo(grid.show(outcome.solutions[i]))
+    return 0 if ok else 1
 
 
 @app.command()
 def generate(
-    count: Annotated[int, typer.Option("--count", "-n", help="How many puzzles to make.")],
+    count: Annotated[int, typer.Option("--count", "-n", metavar="N", min=0,
+                                       help="How many puzzles to make.")],
     output: Annotated[str, typer.Option(
-        "--output", "-o", help="CSV file to write (id,puzzle,solution,clues,difficulty); "
-        "written whole or not at all.")],
+        "--output", "-o", metavar="FILE", help="CSV file to write "
+        "(id,puzzle,solution,clues,difficulty), whole or not at all; - for stdout.")],
     clues: Annotated[int | None, typer.Option(
-        help="Exactly this many givens (17-80).")] = None,
+        metavar="N", min=17, max=80, help="Exactly this many givens.")] = None,
     min_clues: Annotated[int | None, typer.Option(
-        help="At least this many givens (17-80) [default: remove givens until none can go].")
+        metavar="N", min=17, max=80,
+        help="At least this many givens [default: remove givens until none can go].")
     ] = None,
     seed: Annotated[int | None, typer.Option(
-        help="Random seed; the same seed and options give the same file [default: a random "
-        "seed, printed].")] = None,
+        metavar="N", help="Random seed; the same seed and options give the same file "
+        "[default: a random seed, printed].")] = None,
     grade: Annotated[str | None, typer.Option(
-        help="Only puzzles of this grade: easy, medium, hard, expert or extreme.")] = None,
+        click_type=click.Choice(["easy", "medium", "hard", "expert", "extreme"]),
+        help="Only puzzles of this grade.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")
                      ] = False,
 ) -> None:
@@ -267,17 +344,14 @@ def generate(
     shape that `pipeline run` reads back. Exit 1 when --clues/--grade cannot be met."""
     from pipeline import generate as generate_mod
 
-    try:
-        generate_mod.main(count, output, clues, min_clues, seed, grade, quiet)
-    except PipelineError as exc:
-        raise _fail(exc) from None
+    generate_mod.main(count, output, clues, min_clues, seed, grade, quiet)
 
 
 @app.command()
 def validate(
     file: Annotated[str, typer.Argument(
-        help="A file of boards (a board a line, or a CSV) or of puzzle,solution pairs (a CSV "
-        "with a solution column); .gz too.")],
+        metavar="FILE", help="A file of boards (a board a line, a CSV, Parquet) or of "
+        "puzzle,solution pairs (with a solution column); .gz too; - for stdin.")],
     all_rows: Annotated[bool, typer.Option(
         "--all", help="A line for every row, valid or not.")] = False,
     json_out: Annotated[bool, typer.Option(
@@ -286,32 +360,30 @@ def validate(
     complete: Annotated[bool, typer.Option(
         "--complete", help="Boards must be complete grids (no blanks).")] = False,
     puzzle_column: Annotated[str | None, typer.Option(
-        help="CSV column with the boards [default: found by name, else the first].")] = None,
+        metavar="NAME", help="The column of the boards [default: found by name, else the "
+        "first].")] = None,
     solution_column: Annotated[str | None, typer.Option(
-        help="CSV column with solutions [default: solution/solutions].")] = None,
+        metavar="NAME", help="The column of solutions [default: solution/solutions].")
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the exit code.")] = False,
 ) -> None:
-    """Check every board (or puzzle and solution) of a file: a board is valid when no row,
-    column or box repeats a digit; a solution must be complete, valid and keep the givens.
-    Prints 'row N: reason' per invalid row (rows count from 0, as in `pipeline run`
+    """Check every board (or puzzle and solution) of a file: a board is valid when no grid
+    row, column or box repeats a digit; a solution must be complete, valid and keep the
+    givens. Prints 'row N: reason' per invalid row (rows count from 0, as in `pipeline run`
     results) and a summary on stderr. Exit 0 all valid, 1 some not, 2 unusable file."""
     from pipeline import validate as validate_mod
 
-    try:
-        code = validate_mod.main(file, complete, all_rows, json_out, puzzle_column,
-                                 solution_column, quiet)
-    except PipelineError as exc:
-        raise _fail(exc) from None
-    if code:
-        raise typer.Exit(code)
+    raise typer.Exit(validate_mod.main(file, complete, all_rows, json_out, puzzle_column,
+                                       solution_column, quiet))
 
 
 @app.command()
 def report(
-    folder: Annotated[str, typer.Argument(help="A run folder made by `pipeline run`.")],
+    folder: Annotated[str, typer.Argument(metavar="DIR",
+                                          help="A run folder made by `pipeline run`.")],
     html: Annotated[str | None, typer.Option(
-        "--html", help="Where to write the HTML report [default: FOLDER/report.html].")
-    ] = None,
+        "--html", metavar="FILE", help="Where to write the HTML report [default: "
+        "DIR/report.html].")] = None,
     no_html: Annotated[bool, typer.Option(
         "--no-html", help="Only the table on the terminal.")] = False,
     quiet: Annotated[bool, typer.Option(
@@ -319,66 +391,62 @@ def report(
 ) -> None:
     """Summarise a run: a table on the terminal and a self-contained HTML page with charts
     (statuses, effort, solve times, clues against guesses, grades, throughput, inputs).
-    Works on unfinished runs too. Exit 2 when FOLDER is not a run folder."""
+    Works on unfinished runs too. Exit 2 when DIR is not a run folder."""
     from pipeline import report as report_mod
 
-    try:
-        report_mod.main(folder, html, no_html, quiet)
-    except PipelineError as exc:
-        raise _fail(exc) from None
+    report_mod.main(folder, html, no_html, quiet)
 
 
-def _stopped(exc: Stopped) -> None:
-    """Say why, and leave at once: a second Ctrl-C in the interpreter's own shutdown (which
-    puts the default handler back) would otherwise kill the process after the line."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    typer.echo(f"pipeline: error: {exc}", err=True)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(exc.exit_code)
+@app.command()
+def show(
+    folder: Annotated[str, typer.Argument(metavar="DIR",
+                                          help="A run folder made by `pipeline run`.")],
+    status: Annotated[str | None, typer.Option(
+        click_type=StatusList(),
+        help="Rows of these statuses [default: every status but solved].")] = None,
+    limit: Annotated[int, typer.Option(
+        metavar="N", min=0, help="At most N rows; 0 = all.")] = 20,
+    format: Annotated[str, typer.Option(
+        "--format", "-f", click_type=click.Choice(["table", "csv", "json"]),
+        help="table (for a person), csv or json (one object a line).")] = "table",
+) -> None:
+    """The rows of a run with given statuses: source, row, status, reason, puzzle.
+
+    The question after a run: which rows were not solved, and why."""
+    from pipeline import report as report_mod
+
+    report_mod.show(folder, status or [s for s in STATUS_NAMES if s != "solved"], limit,
+                    format)
 
 
 def main() -> None:
     """Entry point: one line on stderr and an exit code for every failure, no traceback."""
+    from pipeline.errors import Interrupted, Stopped
+
     # A log line that cannot be written (a full disk) is not worth a traceback: the run
     # says what is wrong when its own writes fail.
     logging.raiseExceptions = False
     try:
         code = app(standalone_mode=False)
-        if isinstance(code, int) and code:
-            sys.exit(code)
-    except _EXIT as exc:
-        sys.exit(exc.exit_code)
-    except _ABORT:
-        typer.echo("pipeline: stopped", err=True)
-        sys.exit(130)
-    except _USAGE as exc:
-        if type(exc).__name__ == "NoArgsIsHelpError":  # bare `pipeline`: help on stdout
-            typer.echo(exc.format_message())
-            typer.echo("pipeline: error: no command given", err=True)
-            sys.exit(2)
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except click.exceptions.NoArgsIsHelpError as exc:  # bare `pipeline`: help on stdout
+        typer.echo(exc.format_message())
+        typer.echo("pipeline: error: no command given", err=True)
+        code = 2
+    except click.UsageError as exc:
         hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
         typer.echo(f"pipeline: error: {exc.format_message()}{hint}", err=True)
-        sys.exit(2)
-    except _CLICK as exc:
-        typer.echo(f"pipeline: error: {exc.format_message()}", err=True)
-        sys.exit(exc.exit_code)
-    except Stopped as exc:
-        _stopped(exc)
-    except PipelineError as exc:
-        typer.echo(f"pipeline: error: {exc}", err=True)
-        sys.exit(exc.exit_code)
-    except (KeyboardInterrupt, Interrupted) as stop:
-        exc = Stopped(getattr(stop, "signum", signal.SIGINT))
-        _stopped(exc)
+        code = 2
+    except click.ClickException as exc:  # ours (pipeline.errors) and click's own
+        exc.show()
+        code = exc.exit_code
+    except (KeyboardInterrupt, click.exceptions.Abort, Interrupted) as stop:
+        import signal
+
+        Stopped(getattr(stop, "signum", signal.SIGINT)).show()
     except Exception as exc:  # the last line of defence: one line, no traceback
-        # debug: never printed by logging's last-resort handler (no traceback on stderr)
         logging.getLogger("pipeline").debug("internal error", exc_info=True)
         typer.echo(f"pipeline: internal error: {type(exc).__name__}: {exc}", err=True)
-        sys.exit(3)
-    sys.exit(0)
-
-
-if __name__ == "__main__":
-    main()
+        code = 3
+    sys.exit(code if isinstance(code, int) else 0)

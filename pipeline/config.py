@@ -1,4 +1,12 @@
-"""Settings for a run: configs/default.toml, then --config, then PIPELINE_* variables, then flags."""
+"""The settings of `pipeline run`, each declared once.
+
+A setting's default lives here, in `Settings`; its flag, help, environment variable and
+checks live with the command line (cli.py), which lets click layer them:
+
+    built-in default  <  --config FILE (its [run] table)  <  PIPELINE_<NAME>  <  --flag
+
+`configs/*.toml` are example config files; nothing reads them unless given with --config.
+"""
 
 from __future__ import annotations
 
@@ -9,34 +17,54 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import UsageError
+from pipeline.status import STATUS_NAMES
 
-DEFAULT_FILE = Path(__file__).resolve().parent.parent / "configs" / "default.toml"
-ENV_PREFIX = "PIPELINE_"
-STATUSES = ("solved", "multiple", "unsolvable", "invalid", "malformed", "error")
 EXECUTORS = ("local", "dask")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
 @dataclass
 class Settings:
-    """Every knob of `pipeline run`, after precedence is applied."""
+    """Every knob of `pipeline run` (the library's way in, and the command line's)."""
 
-    output: str = "output/{stem}"
-    workers: int = 0
-    chunk_size: int = 20000
-    in_flight_per_worker: int = 2
-    first_solution: bool = False
-    fail_on: list[str] = field(default_factory=list)
-    puzzle_column: str = ""
-    solution_column: str = ""
-    timings: bool = True
-    executor: str = "local"
-    scheduler: str = ""
-    log_level: str = "INFO"
-    canonical: bool = False
+    output: str = "output/{stem}"  # the folder when --output is left out
+    workers: int = 0  # worker processes; 0 = one per core
+    chunk_size: int = 20000  # about this many rows per range (a task, a result part)
+    limit: int = 0  # read only the first N rows of each input; 0 = all
+    first_solution: bool = False  # stop at the first solution (uniqueness not proven)
+    fail_on: list[str] = field(default_factory=list)  # statuses that make the exit code 1
+    puzzle_column: str = ""  # CSV column of the puzzles; empty = found by name or content
+    solution_column: str = ""  # CSV column of the expected solutions; empty = by name
+    timings: bool = True  # measure each puzzle's solve time (solve_us)
+    canonical: bool = False  # add the canonical form and automorphism count
+    executor: str = "local"  # local (a process pool) or dask
+    scheduler: str = ""  # a Dask scheduler's address; empty with dask = a local cluster
+    log_level: str = "INFO"  # for DIR/logs/run.jsonl
+
+    def __post_init__(self) -> None:
+        self.log_level = self.log_level.upper()
+        if isinstance(self.fail_on, str):
+            self.fail_on = [s.strip() for s in self.fail_on.split(",") if s.strip()]
+        if self.workers < 0:
+            raise UsageError(f"workers must be 0 (one per core) or more, not {self.workers}")
+        if self.chunk_size < 1:
+            raise UsageError(f"chunk size must be at least 1, not {self.chunk_size}")
+        if self.limit < 0:
+            raise UsageError(f"limit must be 0 (every row) or more, not {self.limit}")
+        bad = [s for s in self.fail_on if s not in STATUS_NAMES]
+        if bad:
+            raise UsageError(f"--fail-on: unknown status {bad[0]!r} "
+                             f"(one of {', '.join(STATUS_NAMES)})")
+        if self.executor not in EXECUTORS:
+            raise UsageError(f"--executor: {self.executor!r} is not one of "
+                             f"{', '.join(EXECUTORS)}")
+        if self.log_level not in LOG_LEVELS:
+            raise UsageError(f"--log-level: {self.log_level!r} is not one of "
+                             f"{', '.join(LOG_LEVELS)}")
 
     @property
-    def limit(self) -> int:
+    def solution_limit(self) -> int:
+        """Solutions to look for: 2 proves uniqueness, 1 stops at the first."""
         return 1 if self.first_solution else 2
 
     def worker_count(self) -> int:
@@ -46,33 +74,13 @@ class Settings:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-def load(config_file: str | None = None, flags: dict[str, Any] | None = None,
-         environ: dict[str, str] | None = None) -> Settings:
-    """Settings from the layers, lowest first: defaults file, config file, env, flags."""
-    environ = os.environ if environ is None else environ
-    values: dict[str, Any] = {}
-    if DEFAULT_FILE.exists():
-        values.update(_read_toml(DEFAULT_FILE))
-    if config_file:
-        values.update(_read_toml(Path(config_file)))
-    known = {f.name: f for f in fields(Settings)}
-    # Dask's own variable counts as an environment layer, below PIPELINE_SCHEDULER.
-    if environ.get("DASK_SCHEDULER_ADDRESS"):
-        values["scheduler"] = environ["DASK_SCHEDULER_ADDRESS"]
-    for name in known:
-        raw = environ.get(ENV_PREFIX + name.upper())
-        if raw is not None and raw != "":
-            values[name] = raw
-    values.update({k: v for k, v in (flags or {}).items() if v is not None})
-    unknown = set(values) - set(known)
-    if unknown:
-        raise UsageError(f"unknown setting(s): {', '.join(sorted(unknown))}")
-    settings = Settings(**{k: _coerce(k, v, known[k].type) for k, v in values.items()})
-    _validate(settings)
-    return settings
+DEFAULTS = Settings()
+NAMES = tuple(f.name for f in fields(Settings))
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    """The settings of a TOML file (its [run] table, or the whole file); UsageError for a
+    file that cannot be read or a name that is not a setting."""
     try:
         with open(path, "rb") as f:
             data = tomllib.load(f)
@@ -80,46 +88,16 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise UsageError(f"config file {path}: not found") from None
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"config file {path}: {exc}") from None
-    return data.get("run", data)
-
-
-def _coerce(name: str, value: Any, type_: Any) -> Any:
-    kind = str(type_)
-    try:
-        if kind == "int":
-            if isinstance(value, bool):
-                raise ValueError
-            return int(value)
-        if kind == "bool":
-            if isinstance(value, bool):
-                return value
-            text = str(value).strip().lower()
-            if text in ("1", "true", "yes", "on"):
-                return True
-            if text in ("0", "false", "no", "off"):
-                return False
-            raise ValueError
-        if kind == "list[str]":
-            if isinstance(value, str):
-                return [v.strip() for v in value.split(",") if v.strip()]
-            return [str(v) for v in value]
-        return str(value)
-    except (TypeError, ValueError):
-        raise UsageError(f"setting {name}: {value!r} is not a valid {kind}") from None
-
-
-def _validate(s: Settings) -> None:
-    if s.workers < 0:
-        raise UsageError(f"workers must be 0 (one per core) or more, not {s.workers}")
-    if s.chunk_size < 1:
-        raise UsageError(f"chunk size must be at least 1, not {s.chunk_size}")
-    if s.in_flight_per_worker < 1:
-        raise UsageError("in_flight_per_worker must be at least 1")
-    bad = [x for x in s.fail_on if x not in STATUSES]
-    if bad:
-        raise UsageError(f"--fail-on: unknown status {bad[0]!r} (one of {', '.join(STATUSES)})")
-    if s.executor not in EXECUTORS:
-        raise UsageError(f"--executor: {s.executor!r} is not one of {', '.join(EXECUTORS)}")
-    s.log_level = s.log_level.upper()
-    if s.log_level not in LOG_LEVELS:
-        raise UsageError(f"--log-level: {s.log_level!r} is not one of {', '.join(LOG_LEVELS)}")
+    table = data.get("run", data)
+    unknown = sorted(set(table) - set(NAMES))
+    if unknown:
+        raise UsageError(f"config file {path}: unknown setting(s): {', '.join(unknown)}")
+    for name, value in table.items():
+        kind = type(getattr(DEFAULTS, name))
+        ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+        if kind is list:
+            ok = isinstance(value, list | str)
+        if not ok:
+            raise UsageError(f"config file {path}: {name} = {value!r} is not a "
+                             f"{kind.__name__}")
+    return table

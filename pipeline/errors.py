@@ -1,6 +1,7 @@
 """The exceptions the pipeline raises on purpose, and the exit code each one means.
 
-    PipelineError              base; carries a one-line message and an exit code
+    PipelineError              base (a click.ClickException): a one-line message and an
+                               exit code; the command line shows it as `pipeline: error: ..`
     ├── UsageError (2)         a bad option, a bad config value
     ├── InputError (2)         an input that cannot be used: missing, a folder, not text, ...
     ├── OutputBusy (2)         another run holds the output folder
@@ -23,11 +24,18 @@
 
 from __future__ import annotations
 
+import click
 
-class PipelineError(Exception):
+
+class PipelineError(click.ClickException):
     """A failure with a one-line message for the user and an exit code."""
 
     exit_code = 3
+
+    def show(self, file=None) -> None:
+        from pipeline.storage import scrub
+
+        click.echo(f"pipeline: error: {scrub(self.format_message())}", err=True)
 
 
 class UsageError(PipelineError):
@@ -65,6 +73,20 @@ class Stopped(PipelineError):
         name = signal.Signals(signum).name
         super().__init__(f"stopped by {name}; run the same command again to resume")
         self.exit_code = 128 + signum
+
+    def show(self, file=None) -> None:
+        """Say why, and leave at once: a second Ctrl-C during the interpreter's own shutdown
+        (which puts the default handler back) would otherwise kill us after the line."""
+        import os
+        import signal
+        import sys
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        super().show(file)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(self.exit_code)
 
 
 class Interrupted(BaseException):

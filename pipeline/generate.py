@@ -276,14 +276,18 @@ def main(count: int, output: str, clues: int | None = None, min_clues: int | Non
 
     if seed is None:
         seed = secrets.randbelow(2**32)
-    out = Path(output)
-    if out.is_dir():
+    out = None if output == "-" else Path(output)
+    if out is not None and out.is_dir():
         raise UsageError(f"--output {output}: is a folder, not a file")
-    if not (out.parent if str(out.parent) else Path(".")).is_dir():
+    if out is not None and not (out.parent if str(out.parent) else Path(".")).is_dir():
         raise UsageError(f"--output {output}: folder {out.parent} does not exist")
     started = time.perf_counter()
     made = generate(count, clues, min_clues, seed, grade_name)
-    write_atomic(out, to_csv_bytes(made))
+    if out is None:
+        sys.stdout.buffer.write(to_csv_bytes(made))
+        sys.stdout.flush()
+    else:
+        write_atomic(out, to_csv_bytes(made))
     if quiet:
         return
     seconds = time.perf_counter() - started
@@ -292,5 +296,5 @@ def main(count: int, output: str, clues: int | None = None, min_clues: int | Non
     names, counts = np.unique(made.grades.astype(str), return_counts=True) if len(c) else ((), ())
     by_grade = {str(n): int(k) for n, k in zip(names, counts, strict=True)}
     grades = ", ".join(f"{g} {by_grade[g]:,}" for g in grade.GRADES if g in by_grade)
-    print(f"wrote {len(c):,} puzzles to {out} in {seconds:.2f} s (seed {seed}; {spread}"
+    print(f"wrote {len(c):,} puzzles to {out or 'stdout'} in {seconds:.2f} s (seed {seed}; {spread}"
           + (f"; {grades}" if grades else "") + f"; {made.attempts:,} tried)", file=sys.stderr)

@@ -30,9 +30,9 @@ BOXES = [
     for bc in range(3)
 ]
 UNITS = np.array(ROWS + COLUMNS + BOXES, dtype=np.intp)  # (27, 9)
-UNIT_NAMES = [f"row {i + 1}" for i in range(9)] + [f"column {i + 1}" for i in range(9)] + [
-    f"box {i + 1}" for i in range(9)
-]
+# "grid row", not "row": a result's `row` is the record's number in its input.
+UNIT_NAMES = [f"grid row {i + 1}" for i in range(9)] + [
+    f"grid column {i + 1}" for i in range(9)] + [f"box {i + 1}" for i in range(9)]
 
 BLANKS = b".0"
 NOT_A_DIGIT = 255

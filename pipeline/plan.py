@@ -88,6 +88,10 @@ class Input:
                 "range_bytes": self.range_bytes, "content_sha256": self.content_sha256(),
                 "layout": self.layout.describe()}
 
+    @property
+    def parquet(self) -> bool:
+        return self.layout.kind == "parquet"
+
 
 # ---------------------------------------------------------------------------------------
 # Which inputs
@@ -170,6 +174,12 @@ def open_input(given: str, index: int, puzzle_column: str | None,
         first = loc.read_at(0, layout_mod.SNIFF_BYTES)
     except OSError as exc:
         raise InputError(f"{shown}: cannot be read ({storage.why(exc)})") from None
+    from pipeline import parquet
+
+    if first.startswith(parquet.MAGIC):
+        layout = parquet.detect(loc, shown, puzzle_column, solution_column, reserved)
+        return Input(index, given, loc, None, layout, b"",
+                     columns=(puzzle_column, solution_column))
     stream = None
     if first.startswith(GZIP_MAGIC):
         stream = "gzip"
@@ -226,6 +236,14 @@ def read_whole(inp: Input, stdin=None, batch_rows: int = 50_000):
     the commands that read a file in one process (validate, solve -)."""
     from pipeline import reader
 
+    if inp.parquet:
+        from pipeline import parquet
+
+        row = 0
+        for rows in parquet.iter_whole(inp.location, inp.layout):
+            yield row, rows
+            row += rows.n
+        return
     if inp.stream == "stdin":
         raw = Replay(inp.head, stdin)
     elif inp.location.local and inp.stream == "pipe":
@@ -263,11 +281,16 @@ def _columns(inp: Input) -> tuple:
 # Spilling an input that can be read only once
 
 
-def spill(source, dest: Location, gzipped: bool, name: str) -> int:
-    """Copy a stream (decompressing gzip) into `dest`; its size. Runs where the bytes are."""
+def spill(source, dest: Location, gzipped: bool, name: str, rows: int = 0,
+          layout: Layout | None = None) -> int:
+    """Copy a stream (decompressing gzip) into `dest`, whole or, with `rows`, up to the end of
+    its rows-th row (by `layout`'s rules); the copy's size. Runs where the bytes are."""
     def copy(f) -> None:
         src = gzip.GzipFile(fileobj=source, mode="rb") if gzipped else source
         try:
+            if rows and layout is not None:
+                _copy_rows(src, f, rows, layout)
+                return
             while block := src.read(records.BLOCK):
                 f.write(block)
         except (OSError, EOFError, zlib.error) as exc:
@@ -275,6 +298,42 @@ def spill(source, dest: Location, gzipped: bool, name: str) -> int:
 
     dest.write_atomic(copy)
     return dest.size()
+
+
+def spill_stream(raw, dest: Location, inp: Input, rows: int = 0) -> None:
+    """Copy a stream only this process can read (stdin, a local pipe) into `dest`,
+    decompressed; with `rows`, only up to its rows-th row."""
+    gz, replay = is_gzip_stream(raw)
+    stream = gzip.GzipFile(fileobj=replay, mode="rb") if gz else replay
+    lay = None
+    if rows:  # the rows are counted by the layout of the stream's first bytes
+        head = _read_upto(stream, layout_mod.SNIFF_BYTES)
+        lay = layout_mod.detect(head, inp.source, len(head) < layout_mod.SNIFF_BYTES,
+                                *_columns(inp))
+        stream = Replay(head, stream)
+    spill(stream, dest, False, inp.source, rows, lay)
+
+
+def _copy_rows(src, f, rows: int, layout: Layout) -> None:
+    """Copy src to f up to the end of its rows-th row (f's extra bytes cut off after)."""
+    f.write(_read_upto(src, layout.start))
+
+    def read(n: int) -> bytes:
+        block = src.read(n)
+        f.write(block)
+        return block
+
+    kept = 0
+    for batch in records.iter_batches(read, layout.start, 1 << 62, layout.rules()):
+        idx = batch.rows()
+        if kept + len(idx) >= rows:
+            j = int(idx[rows - kept - 1])
+            cut = (batch.base + int(batch.starts[j + 1]) if j + 1 < len(batch.starts)
+                   else batch.next_start)
+            f.seek(cut)
+            f.truncate()
+            return
+        kept += len(idx)
 
 
 def is_gzip_stream(stream) -> tuple[bool, object]:
@@ -327,6 +386,25 @@ class Sweep:
     location: Location
     layout: Layout
     range_bytes: int
+
+
+@dataclass(frozen=True)
+class Span:
+    """A planning task for a range of a Parquet file: hash its bytes (its rows are known
+    from the file's footer)."""
+
+    input: int
+    location: Location
+    start: int
+    end: int
+    rows: int
+
+
+def hash_span(task: Span) -> Cut:
+    from pipeline import parquet
+
+    sha = parquet.span_sha256(task.location, task.start, task.end)
+    return Cut(task.start, records.Scan(task.end, task.rows, sha, False))
 
 
 @dataclass(frozen=True)
@@ -424,9 +502,16 @@ def plan_inputs(inputs: list[Input], executor, chunk_size: int, manifest: dict |
         if earlier and earlier.get("layout") == inp.layout.describe() \
                 and earlier.get("range_bytes"):
             inp.range_bytes = int(earlier["range_bytes"])
-        else:
-            inp.range_bytes = range_bytes(inp.head, inp.layout, chunk_size)
-        if inp.layout.quoted:
+        else:  # a Parquet file's ranges are counted in rows: its row groups
+            inp.range_bytes = chunk_size if inp.parquet else range_bytes(
+                inp.head, inp.layout, chunk_size)
+        if inp.parquet:  # row groups, counted by the footer: only their bytes to hash
+            from pipeline import parquet
+
+            spans = parquet.spans(inp.location, inp.range_bytes)
+            tasks.extend(Span(inp.index, inp.location, a, b, n) for a, b, n in spans)
+            owners.extend((inp, k) for k in range(len(spans)))
+        elif inp.layout.quoted:
             tasks.append(Sweep(inp.index, inp.location, inp.layout, inp.range_bytes))
             owners.append((inp, None))
         else:
@@ -440,7 +525,7 @@ def plan_inputs(inputs: list[Input], executor, chunk_size: int, manifest: dict |
             cuts[inp.index] = result
         else:
             cuts[inp.index].append(result)
-    redo = [inp for inp in inputs if not inp.layout.quoted
+    redo = [inp for inp in inputs if not inp.layout.quoted and not inp.parquet
             and not consistent(cuts[inp.index], inp.layout, inp.size)]
     if redo:  # quotes seen: only a reading from the start can tell where records end
         swept = schedule.run_all(executor, [Sweep(i.index, i.location, i.layout, i.range_bytes)

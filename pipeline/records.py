@@ -163,6 +163,7 @@ class Batch:
     ends: np.ndarray  # (n,) int64, line end excluded
     kinds: np.ndarray  # (n,) int8
     long: dict[int, int]  # record index -> its length, for records over MAX_RECORD
+    next_start: int = -1  # the input offset where the record after the last one starts
 
     def rows(self) -> np.ndarray:
         """Indices of the records that are rows."""
@@ -250,7 +251,7 @@ def iter_batches(read: Read, start: int, stop: int, rules: Rules, *,
                             starts, ends, kinds)
         if n:
             yield Batch(data, base, starts[:n].copy(), ends[:n].copy(), kinds[:n].copy(),
-                        _long(starts[:n], ends[:n], rules.max_record))
+                        _long(starts[:n], ends[:n], rules.max_record), base + nxt)
         if hasher is not None:
             hasher.update(memoryview(data)[:nxt])
         if why in (AT_STOP, AT_END):
@@ -277,8 +278,9 @@ def _long(starts: np.ndarray, ends: np.ndarray, max_record: int) -> dict[int, in
     return {int(i): int(lengths[i]) for i in np.flatnonzero(lengths > max_record)}
 
 
-def _long_batch(head: bytes, base: int, length: int, rules: Rules) -> Batch:
-    """One over-long record, of which only the head is kept."""
+def _long_batch(head: bytes, base: int, length: int, rules: Rules, taken: int) -> Batch:
+    """One over-long record, of which only the head is kept (`taken`: its bytes with its
+    line end)."""
     keep = head[: 4 * KEEP]
     stripped = keep.lstrip(b" \t\x0b\x0c")
     kind = ROW if stripped and not (rules.comments and stripped[:1] == b"#") else (
@@ -286,7 +288,7 @@ def _long_batch(head: bytes, base: int, length: int, rules: Rules) -> Batch:
     if base < rules.data_start:
         kind = PREAMBLE
     return Batch(keep, base, np.array([0]), np.array([len(keep)]),
-                 np.array([kind], np.int8), {0: length})
+                 np.array([kind], np.int8), {0: length}, base + taken)
 
 
 def _skip_long(pending: bytes, base: int, read: Read, rules: Rules, hasher):
@@ -302,7 +304,7 @@ def _skip_long(pending: bytes, base: int, read: Read, rules: Rules, hasher):
         if not more:
             if hasher is not None:
                 hasher.update(tail)
-            return _long_batch(head, base, seen, rules), None, seen
+            return _long_batch(head, base, seen, rules, seen), None, seen
         chunk = tail + more
         hits = [i for i in (chunk.find(b"\n"), chunk.find(b"\r")) if i >= 0]
         e = min(hits) if hits else -1
@@ -316,7 +318,8 @@ def _skip_long(pending: bytes, base: int, read: Read, rules: Rules, hasher):
         length = seen - 1 + e  # chunk[0] is the record's byte number seen - 1
         if hasher is not None:
             hasher.update(chunk[:after])
-        return _long_batch(head, base, length, rules), chunk[after:], length + after - e
+        taken = length + after - e
+        return _long_batch(head, base, length, rules, taken), chunk[after:], taken
 
 
 class Pushback:

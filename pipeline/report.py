@@ -14,12 +14,12 @@ the data (file names, reasons, statuses) is HTML-escaped.
 
 from __future__ import annotations
 
-import calendar
 import html
 import json
 import math
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import polars as pl
@@ -436,7 +436,7 @@ def throughput_points(data: RunData) -> tuple[list[tuple[float, float]], str]:
     origin = "the first result part"
     if started:
         try:
-            t0 = calendar.timegm(time.strptime(started, "%Y-%m-%dT%H:%M:%SZ"))
+            t0 = datetime.fromisoformat(started).timestamp()
             if t0 <= start and start - t0 < 24 * 3600:
                 start, origin = t0, "the run's start (manifest started_at)"
         except (ValueError, OverflowError):
@@ -446,6 +446,19 @@ def throughput_points(data: RunData) -> tuple[list[tuple[float, float]], str]:
         total += p.rows
         points.append((max(p.mtime - start, 0.0), float(total)))
     return points, origin
+
+
+def _preemption_note(data: RunData) -> str:
+    """What solve_us measures, and how much of this run's engine time was someone else's."""
+    wall, cpu = data.stats.get("engine_seconds"), data.stats.get("engine_cpu_seconds")
+    text = ("solve_us is elapsed time (the CPU's cycle counter around each puzzle), so it "
+            "includes any stretch when the OS ran something else on that core.")
+    if wall and cpu is not None:
+        share = max(0.0, 1 - cpu / wall)
+        text += (f" In this run the engine had the CPU for {100 * (1 - share):.1f}% of its "
+                 f"time" + (": the slowest times are likely inflated by that." if share > 0.05
+                            else ": the times are undisturbed."))
+    return text
 
 
 def _grade_rows(data: RunData) -> tuple[list[str], list[int]]:
@@ -491,7 +504,7 @@ def render_html(data: RunData) -> str:
         note = (f"Time in the solver kernel per puzzle ({data.timed_rows:,} timed rows), log "
                 f"scale, {TIME_BINS_PER_DECADE} bins per power of ten; each bar starts at its "
                 f"label. p50 {us['p50']:.1f} µs, p90 {us['p90']:.1f} µs, p99 {us['p99']:.1f} "
-                f"µs, max {us['max']:,.0f} µs.")
+                f"µs, max {us['max']:,.0f} µs. " + _preemption_note(data))
         chart = bar_chart("chart-solve-time", [time_bin_label(b) for b in bins],
                           [counts.get(b, 0) for b in bins], "solve time per puzzle (µs, log)",
                           "puzzles")
@@ -547,7 +560,8 @@ def _overview(data: RunData) -> str:
     em = data.expected
     if em and (em["match"] or em["mismatch"]):
         kpis.append(_kpi(f"{em['mismatch']:,}", "expected solution mismatches"))
-    cfg = data.manifest.get("config") or {}
+    cfg = {**(data.manifest.get("config") or {}),
+           **{k: data.manifest[k] for k in ("workers", "executor") if k in data.manifest}}
     extra = ", ".join(f"{k} {cfg[k]}" for k in ("workers", "chunk_size", "executor")
                       if k in cfg)
     note = "uniqueness proved (limit 2)" if data.manifest.get("uniqueness_checked", True) \
@@ -632,3 +646,41 @@ def main(folder: str, html_out: str | None = None, no_html: bool = False,
     if not quiet:
         print_terminal(data, path)
     return path
+
+
+def show(folder: str, statuses: list[str], limit: int = 20, fmt: str = "table") -> int:
+    """`pipeline show`: the rows of a run with the given statuses (source, row, status,
+    reason, puzzle), read lazily: only the rows shown are held."""
+    root = Path(folder)
+    if not root.exists():
+        raise InputError(f"{folder}: no such folder")
+    if not is_run_folder(root):
+        raise InputError(f"{folder}: not a run folder (no {layout.MANIFEST} or "
+                         f"{layout.RESULTS}/ in it)")
+    parts = sorted((root / layout.RESULTS).glob("part-*.parquet"))
+    if not parts:
+        return 0
+    query = (pl.scan_parquet(parts)
+             .filter(pl.col("status").is_in(statuses))
+             .select("source", "row", "status", "reason", "puzzle")
+             .sort("source", "row"))
+    frame = (query.head(limit) if limit else query).collect()
+    total = pl.scan_parquet(parts).filter(pl.col("status").is_in(statuses)).select(
+        pl.len()).collect().item()
+    if fmt == "csv":
+        print(frame.write_csv(), end="")
+    elif fmt == "json":
+        for row in frame.iter_rows(named=True):
+            print(json.dumps(row))
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title=f"{', '.join(statuses)} rows of {folder}: {frame.height:,} of "
+                      f"{total:,}")
+        for name in frame.columns:
+            table.add_column(name, overflow="fold")
+        for row in frame.iter_rows():
+            table.add_row(*["" if v is None else str(v) for v in row])
+        Console().print(table)
+    return 0

@@ -40,6 +40,8 @@ from pipeline.tasks import Figures, Solve, Spill
 
 log = logging.getLogger("pipeline.run")
 
+IN_FLIGHT_PER_WORKER = 2  # tasks handed out per worker: one running, one waiting
+
 
 @dataclass
 class Summary:
@@ -75,6 +77,14 @@ class Summary:
         """Rows solved by this invocation per second of it (rows reused not counted)."""
         return self.new_rows / self.wall_seconds if self.wall_seconds > 0 else 0.0
 
+    def line(self) -> str:
+        """The run in one line: rows, counts, time, where."""
+        counts = ", ".join(f"{n:,} {name}" for name, n in self.counts.items() if n)
+        reused = f"; {self.resumed_rows:,} rows reused from before" if self.resumed_rows else ""
+        return (f"{self.rows:,} rows in {self.wall_seconds:.2f} s "
+                f"({self.rows_per_second:,.0f} rows/s){reused}: {counts or 'no rows'} "
+                f"-> {self.output}")
+
     def as_dict(self) -> dict:
         return {
             "output": self.output, "rows": self.rows, "counts": self.counts,
@@ -95,8 +105,8 @@ class Summary:
 class Hooks:
     """What the caller (the CLI) wants to hear while the run goes."""
 
-    on_start: Callable[[str, int], None] = lambda out, resumed: None
-    on_rows: Callable[[int], None] = lambda n: None
+    on_start: Callable[[str, int, int, int], None] = lambda out, rows, total, done: None
+    on_rows: Callable[[int, int], None] = lambda rows, nbytes: None  # a part written
 
 
 def output_location(settings: Settings, given: list[str], output: str | None) -> Location:
@@ -147,7 +157,7 @@ def _run(given_inputs: list[str], settings: Settings, output: str | None, overwr
         before = run_folder.previous()
         logs.hold(settings.log_level, quiet=quiet)
         with _make_executor(settings) as executor:
-            _spill(inputs, run_folder, executor)
+            _spill(inputs, run_folder, executor, settings.limit)
             plan.plan_inputs(inputs, executor, settings.chunk_size, before.manifest)
             testhooks.pause("after-plan")
             definition = _definition(inputs, settings)
@@ -183,13 +193,14 @@ def _make_executor(settings: Settings):
     return LocalExecutor(workers, settings.log_level)
 
 
-def _spill(inputs: list[Input], run_folder: RunFolder, executor) -> None:
-    """Copy every input that can be read only once into DIR/.spill/, decompressed.
+def _spill(inputs: list[Input], run_folder: RunFolder, executor, rows: int) -> None:
+    """Copy every input that can be read only once into DIR/.spill/, decompressed (and
+    with --limit every input, up to its rows-th row).
 
-    Standard input and local pipes are read here (only this process can); gzip files and
-    http URLs by a worker.
+    Standard input and local pipes are read here (only this process can); files and URLs
+    by a worker.
     """
-    streams = [i for i in inputs if i.stream]
+    streams = [i for i in inputs if i.stream or rows]
     if not streams:
         return
     spill_dir = run_folder.child(folder.SPILL)
@@ -199,19 +210,18 @@ def _spill(inputs: list[Input], run_folder: RunFolder, executor) -> None:
     for inp in streams:
         dest = spill_dir.child(f"input-{inp.index:03d}")
         if inp.stream == "stdin":
-            gz, replay = plan.is_gzip_stream(plan.Replay(inp.head, sys.stdin.buffer))
-            plan.spill(replay, dest, gz, inp.source)
+            plan.spill_stream(plan.Replay(inp.head, sys.stdin.buffer), dest, inp, rows)
         elif inp.stream == "pipe":
             with open(inp.location.path, "rb") as stream:
-                gz, replay = plan.is_gzip_stream(stream)
-                plan.spill(replay, dest, gz, inp.source)
+                plan.spill_stream(stream, dest, inp, rows)
         else:
-            tasks.append(Spill(inp.location, dest, inp.stream == "gzip", inp.source))
+            tasks.append(Spill(inp.location, dest, inp.stream == "gzip", inp.source, rows,
+                               inp.layout if inp.stream != "http" else None))
         inp.location = dest
     if tasks:
         schedule.run_all(executor, tasks)
     for inp in streams:
-        if inp.stream != "gzip":  # decided on the copy's first bytes, as a file's layout is
+        if inp.stream in ("stdin", "pipe", "http"):  # decided on the copy's first bytes
             plan.detect_spilled(inp)
 
 
@@ -220,7 +230,8 @@ def _definition(inputs: list[Input], settings: Settings) -> dict:
         "inputs": [i.describe() for i in inputs],
         "puzzle_column": settings.puzzle_column,
         "solution_column": settings.solution_column,
-        "limit": settings.limit,
+        "limit": settings.solution_limit,
+        "rows": settings.limit,
         "canonical": settings.canonical,
     }
 
@@ -232,6 +243,7 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
     run_folder.remove_temporary()
     run_folder.results.makedirs()
     ranges = [r for inp in inputs for r in inp.ranges]
+    by_part = {r.part: r for r in ranges}
     expected = {r.part: (r.rows, r.sha256) for r in ranges}
     done = run_folder.done_parts(expected)
     tallies = [Tally() for _ in inputs]
@@ -239,7 +251,8 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
     if done:
         _count_done(run_folder, [r for r in ranges if r.part in done], tallies)
         log.info("resuming: %d rows already written", resumed)
-    hooks.on_start(run_folder.shown, resumed)
+    hooks.on_start(run_folder.shown, resumed, sum(r.end - r.start for r in ranges),
+                   sum(r.end - r.start for r in ranges if r.part in done))
     carried: list[str] = []
     for inp in inputs:
         for _, name in inp.layout.carried:
@@ -251,6 +264,7 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
                                             "plan": [r.as_list() for r in ranges]})
     worker_seconds = [0.0] * len(inputs)
     worker_cpu = [0.0]
+    engine = [0.0, 0.0]  # the engine's seconds, and the CPU seconds it had
     part_seconds: list[float] = []  # engine µs per row of each part, for the stats
 
     def tasks() -> Iterator[Solve]:
@@ -258,21 +272,24 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
             for r in inp.ranges:
                 if r.part not in done:
                     yield Solve(r, inp.location, inp.layout, inp.source, run_folder.results,
-                                tuple(carried), with_expected, settings.limit,
+                                tuple(carried), with_expected, settings.solution_limit,
                                 settings.timings, settings.canonical)
 
     def on_done(figures: Figures) -> None:
         tallies[figures.input].merge(figures.tally)
         worker_seconds[figures.input] += figures.seconds
         worker_cpu[0] += figures.cpu_seconds
+        engine[0] += figures.solve_seconds
+        engine[1] += figures.solve_cpu_seconds
         if figures.rows:
             part_seconds.append(figures.solve_seconds / figures.rows * 1e6)
-        hooks.on_rows(figures.rows)
+        r = by_part[figures.part]
+        hooks.on_rows(figures.rows, r.end - r.start)
 
     executor.ready()
     t_ready = time.perf_counter()
     try:
-        schedule.solve_all(executor, tasks(), executor.workers * settings.in_flight_per_worker,
+        schedule.solve_all(executor, tasks(), executor.workers * IN_FLIGHT_PER_WORKER,
                            on_done)
     except BaseException:
         testhooks.linger("pause-shutdown")
@@ -296,7 +313,7 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
     summary.worker_cpu_seconds = worker_cpu[0]
     run_folder.sync()
     stats = _stats(inputs, settings, summary, tallies, total, worker_seconds, part_seconds,
-                   started, run_id, executor.workers)
+                   started, run_id, executor.workers, engine)
     _write_table(run_folder.child(folder.STATS), stats)
     run_folder.write_json(folder.MANIFEST, {
         "state": "finished", "run_id": run_id, "definition": definition,
@@ -304,7 +321,7 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
         "inputs": [i.describe() for i in inputs],
         "config": settings.as_dict(),
         "workers": executor.workers, "executor": executor.name,
-        "uniqueness_checked": settings.limit >= 2,
+        "uniqueness_checked": settings.solution_limit >= 2,
         "parts": [{"file": f"{folder.RESULTS}/{folder.part_name(r.part)}", "rows": r.rows}
                   for r in ranges],
         "rows": summary.rows,
@@ -357,13 +374,13 @@ def _summary_from_stats(run_folder: RunFolder) -> Summary:
 
 def _stats(inputs: list[Input], settings: Settings, summary: Summary, tallies: list[Tally],
            total: Tally, worker_seconds: list[float], part_us: list[float], started: float,
-           run_id: str, workers: int) -> list[dict]:
+           run_id: str, workers: int, engine: list[float]) -> list[dict]:
     """One row per input file and one for the whole run."""
     per_part = np.array(part_us, dtype=np.float64)
     common = {
         "run_id": run_id, "workers": workers,
         "chunk_size": settings.chunk_size, "executor": settings.executor,
-        "uniqueness_checked": settings.limit >= 2,
+        "uniqueness_checked": settings.solution_limit >= 2,
         "pipeline_version": VERSION, "python_version": platform.python_version(),
         "numba_version": importlib.metadata.version("numba"),
         "started_at": _iso(started), "finished_at": _iso(time.time()),
@@ -374,6 +391,9 @@ def _stats(inputs: list[Input], settings: Settings, summary: Summary, tallies: l
         "resumed_rows": summary.resumed_rows,
         "wall_seconds": summary.wall_seconds, "rows_per_second": summary.rows_per_second,
         "worker_seconds": float(sum(worker_seconds)),
+        # solve_us is elapsed time: when the engine had less CPU than time, some puzzles'
+        # times include a stretch when the OS ran something else on their core.
+        "engine_seconds": engine[0], "engine_cpu_seconds": engine[1],
         **total.guesses_figures(), **total.solve_us_figures(),
         "chunk_solve_us_per_row_p50": float(np.percentile(per_part, 50)) if len(per_part)
         else None,
@@ -388,7 +408,7 @@ def _stats(inputs: list[Input], settings: Settings, summary: Summary, tallies: l
             # A file's own wall time is known only when it is the run's only file.
             "wall_seconds": summary.wall_seconds if single else None,
             "rows_per_second": summary.rows_per_second if single else None,
-            "worker_seconds": seconds,
+            "worker_seconds": seconds, "engine_seconds": None, "engine_cpu_seconds": None,
             **tally.guesses_figures(), **tally.solve_us_figures(),
             "chunk_solve_us_per_row_p50": None, "chunk_solve_us_per_row_p99": None,
             **common,
@@ -399,7 +419,8 @@ def _stats(inputs: list[Input], settings: Settings, summary: Summary, tallies: l
 _STATS_TYPES = {
     "scope": "string", "source": "string", "rows": "int64", **dict.fromkeys(STATUS_NAMES, "int64"),
     "resumed_rows": "int64", "wall_seconds": "float64", "rows_per_second": "float64",
-    "worker_seconds": "float64", "guesses_mean": "float64", "guesses_p99": "float64",
+    "worker_seconds": "float64", "engine_seconds": "float64",
+    "engine_cpu_seconds": "float64", "guesses_mean": "float64", "guesses_p99": "float64",
     "guesses_max": "int64", "solve_us_p50": "float64", "solve_us_p90": "float64",
     "solve_us_p99": "float64", "solve_us_max": "float64",
     "chunk_solve_us_per_row_p50": "float64", "chunk_solve_us_per_row_p99": "float64",
@@ -419,4 +440,5 @@ def _write_table(loc: Location, rows: list[dict]) -> None:
 
 
 def _iso(t: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+    """A UTC timestamp to the millisecond (whole seconds skewed the report's charts)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d}Z"

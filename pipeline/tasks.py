@@ -17,12 +17,15 @@ from pipeline.tally import Tally
 
 @dataclass(frozen=True)
 class Spill:
-    """Copy an input that can be read only once (gzip, http) to `dest`, decompressed."""
+    """Copy an input that can be read only once (gzip, http) to `dest`, decompressed; with
+    `rows`, only its first rows (`run --limit`), by `layout`'s rules."""
 
     source: Location
     dest: Location
     gzipped: bool
     name: str
+    rows: int = 0
+    layout: Layout | None = None
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,7 @@ class Figures:
     tally: Tally
     seconds: float  # the task's wall time in the worker
     solve_seconds: float  # of which in the engine
+    solve_cpu_seconds: float = 0.0  # the CPU time the engine had in those seconds
     cpu_seconds: float = 0.0  # the worker's CPU time for the task
     pid: int = 0
     host: str = ""

@@ -72,12 +72,14 @@ class Summary:
 
 def _cause(reason: str) -> str:
     """A reason with its numbers taken out, to count like reasons together."""
-    return re.sub(r"'[^']*'", "'?'", re.sub(r"\d+", "N", reason))
+    # A number on its own (1, 41, 1,048,576), not one inside a word (UTF-8).
+    numbers = re.sub(r"(?<![\w-])\d+(?:,\d{3})*(?!\w)", "N", reason)
+    return re.sub(r"'[^']*'", "'?'", numbers)
 
 
 def _squares(grid_: np.ndarray, mask: np.ndarray) -> str:
     first = int(np.flatnonzero(mask)[0])
-    return f"row {first // 9 + 1}, column {first % 9 + 1}"
+    return f"grid row {first // 9 + 1}, column {first % 9 + 1}"
 
 
 def _expected(rows: Rows):

@@ -46,6 +46,8 @@ def execute(task):
         return _reading(task.location, lambda: plan.scan_piece(task))
     if isinstance(task, plan.Sweep):
         return _reading(task.location, lambda: plan.sweep(task))
+    if isinstance(task, plan.Span):
+        return _reading(task.location, lambda: plan.hash_span(task))
     if isinstance(task, Spill):
         return _spill(task)
     raise TypeError(f"not a pipeline task: {task!r}")
@@ -61,8 +63,12 @@ def _reading(loc: Location, fn):
 
 
 def _spill(task: Spill) -> int:
+    if task.layout is not None and task.layout.kind == "parquet":
+        from pipeline import parquet
+
+        return parquet.copy_rows(task.source, task.dest, task.rows)
     with task.source.open_stream() as f:
-        return plan.spill(f, task.dest, task.gzipped, task.name)
+        return plan.spill(f, task.dest, task.gzipped, task.name, task.rows, task.layout)
 
 
 # ---------------------------------------------------------------------------------------
@@ -96,8 +102,15 @@ def solve(task: Solve) -> Figures:
     cpu = time.process_time()
     r = task.range
     hasher = hashlib.sha256()
-    rows = _reading(task.location, lambda: _read(task, hasher))
-    if hasher.hexdigest() != r.sha256 or rows.n != r.rows:
+    if task.layout.kind == "parquet":
+        from pipeline import parquet
+
+        rows = _reading(task.location, lambda: parquet.read_rows(
+            task.location, r.start, r.end, task.layout, r.sha256, task.source))
+        hasher = None
+    else:
+        rows = _reading(task.location, lambda: _read(task, hasher))
+    if (hasher is not None and hasher.hexdigest() != r.sha256) or rows.n != r.rows:
         raise InputChanged(
             f"{task.source} changed while the run read it (bytes {r.start:,}..{r.end:,} are "
             f"not what was planned); run again to start over")
@@ -134,7 +147,8 @@ def solve(task: Solve) -> Figures:
     tally = Tally()
     tally.add(outcome.status, outcome.guesses, solve_us)
     figures = Figures(part=r.part, input=r.input, rows=rows.n, tally=tally, seconds=0.0,
-                      solve_seconds=outcome.solve_seconds, pid=os.getpid(),
+                      solve_seconds=outcome.solve_seconds,
+                      solve_cpu_seconds=outcome.solve_cpu_seconds, pid=os.getpid(),
                       host=socket.gethostname(), cycles_per_us=rate)
     if task.window is not None:
         figures.seconds = time.perf_counter() - started

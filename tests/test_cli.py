@@ -28,7 +28,7 @@ from typer.testing import CliRunner
 from pipeline.cli import app
 
 P0 = PUZZLE.replace(".", "0")
-BAD_FULL = SOLUTION[0] * 2 + SOLUTION[2:]  # digit twice in row 1
+BAD_FULL = SOLUTION[0] * 2 + SOLUTION[2:]  # digit twice in grid row 1
 UNSOLVABLE = "12345678." + "........9" + "." * 63
 CONTRACT_COLUMNS = ["source", "row", "puzzle", "status", "solution", "n_solutions", "guesses",
                     "reason", "expected_match"]
@@ -159,7 +159,7 @@ def test_every_status_and_fail_on(cli, tmp_path):
     assert frame["status"].to_list() == ["solved", "multiple", "unsolvable", "invalid",
                                          "malformed", "malformed"]
     assert frame["n_solutions"].to_list() == [1, 2, 0, None, None, None]
-    assert frame["reason"].to_list()[3:] == [f"digit {SOLUTION[0]} twice in row 1",
+    assert frame["reason"].to_list()[3:] == [f"digit {SOLUTION[0]} twice in grid row 1",
                                              "length 80, expected 81",
                                              "character 'x' at position 41"]
     assert frame["grade"].to_list()[0] is not None
@@ -329,7 +329,8 @@ def test_solve_command(cli):
     assert res.exit_code == 0 and res.stdout.startswith("solved")
     res = cli("solve", "-", "-f", "line", input=f"# c\n{PUZZLE}\n\n{BAD_FULL}\n")
     assert res.exit_code == 1
-    assert res.stdout.splitlines() == [SOLUTION, f"invalid: digit {SOLUTION[0]} twice in row 1"]
+    assert res.stdout.splitlines() == [SOLUTION, "invalid"]
+    assert res.stderr.splitlines() == [f"row 1: invalid: digit {SOLUTION[0]} twice in grid row 1"]
     res = cli("solve", PUZZLE, "--format", "fancy")
     assert res.exit_code == 2
 

@@ -1,123 +1,120 @@
-"""pipeline.config: defaults file < --config FILE < PIPELINE_* env < flags; coercion; checks."""
+"""Settings: defaults in pipeline.config.Settings, layered by the command line (click):
+default < --config FILE < PIPELINE_<NAME> < flag; and the checks of each layer.
+
+Each run's effective settings are read back from its manifest.
+"""
 
 from __future__ import annotations
 
-import tomllib
+import json
 
 import pytest
+from conftest import PUZZLE
+from typer.testing import CliRunner
 
-from pipeline import config
-from pipeline.config import Settings
+from pipeline.cli import app
+from pipeline.config import DEFAULTS, Settings
 from pipeline.errors import UsageError
 
 
-def load(config_file=None, flags=None, env=None) -> Settings:
-    return config.load(config_file, flags, environ=env or {})
+@pytest.fixture
+def settings_of(tmp_path, monkeypatch):
+    """settings_of(*flags, env={...}) -> the effective settings of a real (tiny) run."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.txt").write_text(PUZZLE + "\n")
+    runner = CliRunner()
+    count = [0]
+
+    def run(*flags: str, env: dict[str, str] | None = None):
+        for k in list(__import__("os").environ):
+            if k.startswith("PIPELINE_") or k == "DASK_SCHEDULER_ADDRESS":
+                monkeypatch.delenv(k)
+        for k, v in (env or {}).items():
+            monkeypatch.setenv(k, v)
+        count[0] += 1
+        out = tmp_path / f"o{count[0]}"
+        res = runner.invoke(app, ["run", "-i", "p.txt", "-o", str(out), "-q", *map(str, flags)])
+        if res.exit_code not in (0, 1):
+            return res
+        return json.loads((out / "manifest.json").read_text())["config"]
+
+    return run
 
 
-def test_defaults_file_matches_dataclass_defaults():
-    with open(config.DEFAULT_FILE, "rb") as f:
-        data = tomllib.load(f)["run"]
-    assert set(data) <= {f for f in Settings().as_dict()}
-    s = load()
-    for k, v in data.items():
-        assert getattr(s, k) == (v.upper() if k == "log_level" else v)
+def test_defaults(settings_of):
+    assert settings_of() == Settings().as_dict() == DEFAULTS.as_dict()
 
 
-def test_precedence(tmp_path):
+def test_precedence(settings_of, tmp_path):
     cfg = tmp_path / "c.toml"
-    cfg.write_text("[run]\nworkers = 3\nchunk_size = 111\nfail_on = ['invalid']\n"
+    cfg.write_text("[run]\nworkers = 1\nchunk_size = 111\nfail_on = ['invalid']\n"
                    "log_level = 'debug'\n")
-    s = load(cfg)
-    assert (s.workers, s.chunk_size, s.fail_on, s.log_level) == (3, 111, ["invalid"], "DEBUG")
-    s = load(cfg, env={"PIPELINE_WORKERS": "5", "PIPELINE_FAIL_ON": "error, unsolvable"})
-    assert (s.workers, s.chunk_size, s.fail_on) == (5, 111, ["error", "unsolvable"])
-    s = load(cfg, flags={"workers": 7, "chunk_size": None},
-             env={"PIPELINE_WORKERS": "5", "PIPELINE_CHUNK_SIZE": "222"})
-    assert (s.workers, s.chunk_size) == (7, 222)
+    s = settings_of("-c", cfg)
+    assert (s["workers"], s["chunk_size"], s["fail_on"], s["log_level"]) == (
+        1, 111, ["invalid"], "DEBUG")
+    s = settings_of("-c", cfg, env={"PIPELINE_CHUNK_SIZE": "5", "PIPELINE_FAIL_ON":
+                                    "error, unsolvable"})
+    assert (s["workers"], s["chunk_size"], s["fail_on"]) == (1, 5, ["error", "unsolvable"])
+    s = settings_of("-c", cfg, "--chunk-size", "7", env={"PIPELINE_CHUNK_SIZE": "5"})
+    assert s["chunk_size"] == 7
 
 
-def test_config_file_without_run_table(tmp_path):
-    cfg = tmp_path / "flat.toml"
-    cfg.write_text("chunk_size = 9\n")
-    assert load(cfg).chunk_size == 9
+def test_config_file_without_run_table(settings_of, tmp_path):
+    (tmp_path / "flat.toml").write_text("chunk_size = 9\ncanonical = true\n")
+    s = settings_of("-c", tmp_path / "flat.toml")
+    assert s["chunk_size"] == 9 and s["canonical"] is True
 
 
-def test_empty_env_value_is_ignored():
-    assert load(env={"PIPELINE_CHUNK_SIZE": ""}).chunk_size == Settings().chunk_size
+def test_empty_env_value_is_ignored(settings_of):
+    assert settings_of(env={"PIPELINE_CHUNK_SIZE": ""})["chunk_size"] == DEFAULTS.chunk_size
 
 
 @pytest.mark.parametrize("raw, value", [("1", True), ("yes", True), ("ON", True),
                                         ("false", False), ("0", False), ("off", False)])
-def test_bool_coercion(raw, value):
-    assert load(env={"PIPELINE_FIRST_SOLUTION": raw}).first_solution is value
+def test_bool_from_the_environment(settings_of, raw, value):
+    assert settings_of(env={"PIPELINE_FIRST_SOLUTION": raw})["first_solution"] is value
 
 
-def test_first_solution_sets_limit():
-    assert load().limit == 2
-    assert load(flags={"first_solution": True}).limit == 1
+def test_scheduler_from_dask_or_our_variable_or_the_flag(settings_of):
+    dask = {"DASK_SCHEDULER_ADDRESS": "tcp://dask:1"}
+    assert settings_of(env=dask)["scheduler"] == "tcp://dask:1"
+    ours = {**dask, "PIPELINE_SCHEDULER": "tcp://ours:2"}
+    assert settings_of(env=ours)["scheduler"] == "tcp://ours:2"
+    assert settings_of("--scheduler", "tcp://flag:3", env=ours)["scheduler"] == "tcp://flag:3"
 
 
-def test_scheduler_env_layers():
-    assert load(env={"DASK_SCHEDULER_ADDRESS": "tcp://a:1"}).scheduler == "tcp://a:1"
-    s = load(env={"DASK_SCHEDULER_ADDRESS": "tcp://a:1", "PIPELINE_SCHEDULER": "tcp://b:2"})
-    assert s.scheduler == "tcp://b:2"
-    assert load(flags={"scheduler": "tcp://c:3"},
-                env={"PIPELINE_SCHEDULER": "tcp://b:2"}).scheduler == "tcp://c:3"
-
-
-def test_worker_count():
-    assert load(flags={"workers": 3}).worker_count() == 3
-    assert load(flags={"workers": 0}).worker_count() >= 1
-
-
-@pytest.mark.parametrize("flags, env, match", [
-    ({"workers": -1}, {}, "workers"),
-    ({"chunk_size": 0}, {}, "chunk size"),
-    ({}, {"PIPELINE_CHUNK_SIZE": "ten"}, "chunk_size"),
-    ({}, {"PIPELINE_WORKERS": "1.5"}, "workers"),
-    ({}, {"PIPELINE_FIRST_SOLUTION": "maybe"}, "first_solution"),
-    ({"fail_on": "solved,bogus"}, {}, "bogus"),
-    ({"executor": "threads"}, {}, "executor"),
-    ({"log_level": "loud"}, {}, "log-level"),
-    ({}, {"PIPELINE_IN_FLIGHT_PER_WORKER": "0"}, "in_flight"),
+@pytest.mark.parametrize("flags, env, words", [
+    (["--workers", "-1"], {}, "-1"),
+    (["--chunk-size", "0"], {}, "0"),
+    ([], {"PIPELINE_CHUNK_SIZE": "many"}, "many"),
+    (["--executor", "bogus"], {}, "bogus"),
+    (["--log-level", "loud"], {}, "loud"),
+    (["--fail-on", "solved,nope"], {}, "nope"),
+    ([], {"PIPELINE_LIMIT": "-3"}, "-3"),
 ])
-def test_bad_values_are_usage_errors(flags, env, match):
-    with pytest.raises(UsageError, match=match) as info:
-        load(flags=flags, env=env)
-    assert info.value.exit_code == 2
-    assert "\n" not in str(info.value)
+def test_bad_values_are_usage_errors(settings_of, flags, env, words):
+    res = settings_of(*flags, env=env)
+    assert res.exit_code == 2 and words in res.output
 
 
-def test_bool_in_int_setting_is_rejected(tmp_path):
-    cfg = tmp_path / "c.toml"
-    cfg.write_text("[run]\nworkers = true\n")
+@pytest.mark.parametrize("text, words", [
+    ("[run]\nworkers = true\n", "workers = True is not a int"),
+    ("[run]\nbogus = 1\n", "unknown setting(s): bogus"),
+    ("[run\n", "config file"),
+])
+def test_bad_config_files(settings_of, tmp_path, text, words):
+    (tmp_path / "bad.toml").write_text(text)
+    res = settings_of("-c", tmp_path / "bad.toml")
+    assert res.exit_code == 2 and words in res.output
+    res = settings_of("-c", tmp_path / "missing.toml")
+    assert res.exit_code == 2 and "not found" in res.output
+
+
+def test_the_library_checks_too():
     with pytest.raises(UsageError, match="workers"):
-        load(cfg)
-
-
-def test_unknown_setting_in_file(tmp_path):
-    cfg = tmp_path / "c.toml"
-    cfg.write_text("[run]\nwrokers = 2\n")
-    with pytest.raises(UsageError, match="wrokers"):
-        load(cfg)
-
-
-def test_missing_and_broken_config_files(tmp_path):
-    with pytest.raises(UsageError, match="not found"):
-        load(tmp_path / "none.toml")
-    bad = tmp_path / "bad.toml"
-    bad.write_text("[run\nworkers = \n")
-    with pytest.raises(UsageError, match="config file"):
-        load(bad)
-
-
-def test_unrelated_env_is_ignored():
-    s = load(env={"PIPELINE_NOT_A_SETTING": "x", "WORKERS": "9"})
-    assert s.workers == Settings().workers
-
-
-def test_fail_on_list_from_file(tmp_path):
-    cfg = tmp_path / "c.toml"
-    cfg.write_text('[run]\nfail_on = "invalid,error"\n')
-    assert load(cfg).fail_on == ["invalid", "error"]
+        Settings(workers=-1)
+    with pytest.raises(UsageError, match="unknown status"):
+        Settings(fail_on=["bogus"])
+    assert Settings(fail_on="error, invalid").fail_on == ["error", "invalid"]
+    assert Settings().solution_limit == 2 and Settings(first_solution=True).solution_limit == 1
+    assert Settings(workers=3).worker_count() == 3 and Settings().worker_count() >= 1

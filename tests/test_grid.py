@@ -17,7 +17,7 @@ def test_units_cover_every_square_three_times():
     counts = np.bincount(grid.UNITS.ravel(), minlength=81)
     assert grid.UNITS.shape == (27, 9)
     assert (counts == 3).all()
-    assert grid.UNIT_NAMES[0] == "row 1" and grid.UNIT_NAMES[9] == "column 1"
+    assert grid.UNIT_NAMES[0] == "grid row 1" and grid.UNIT_NAMES[9] == "grid column 1"
     assert grid.UNIT_NAMES[18] == "box 1" and grid.UNIT_NAMES[-1] == "box 9"
     assert grid.BOXES[4] == [30, 31, 32, 39, 40, 41, 48, 49, 50]
 
@@ -104,10 +104,10 @@ def test_find_clashes_and_reasons():
     triple[[0, 3, 6]] = 5
     found = grid.find_clashes(np.stack([solved, row, col, box, triple]))
     assert set(found) == {1, 2, 3, 4}
-    assert found[1] == f"digit {solved[0]} twice in row 1"
-    assert found[2] == "digit 7 twice in column 3"
+    assert found[1] == f"digit {solved[0]} twice in grid row 1"
+    assert found[2] == "digit 7 twice in grid column 3"
     assert found[3] == "digit 4 twice in box 5"
-    assert found[4] == "digit 5 three times in row 1"
+    assert found[4] == "digit 5 three times in grid row 1"
 
 
 def test_clash_reason_raises_on_a_clean_grid():

@@ -25,8 +25,8 @@ from conftest import LEET, PUZZLE, SAMPLE_CSV, SOLUTION, comparable, pipeline_co
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline import config as config_mod
 from pipeline import run as run_mod
+from pipeline.config import Settings
 from pipeline.errors import InputError, PipelineError
 
 UNSOLVABLE = "12345678." + "........9" + "." * 63
@@ -521,8 +521,7 @@ def _expected_rows(data: bytes, layout: dict) -> int:
 
 
 def _run_in_process(path: Path, out: Path):
-    settings_ = config_mod.load(flags={"workers": 1, "chunk_size": 3, "timings": False},
-                                environ={})
+    settings_ = Settings(workers=1, chunk_size=3, timings=False)
     return run_mod.run([str(path)], settings_, str(out), quiet=True)
 
 

@@ -61,7 +61,7 @@ def test_full_valid_grid_is_solved_without_guessing():
     assert grid.decode(out.solutions, blank="0") == [SOLUTION]
 
 
-@pytest.mark.parametrize("square, unit", [(1, "row 1"), (9, "column 1"), (10, "box 1")])
+@pytest.mark.parametrize("square, unit", [(1, "grid row 1"), (9, "grid column 1"), (10, "box 1")])
 def test_full_grid_with_a_clash_is_invalid(square, unit):
     bad = list(SOLUTION)
     bad[square] = SOLUTION[0]  # the digit of square 0 again, in the unit it shares with it
@@ -70,8 +70,8 @@ def test_full_grid_with_a_clash_is_invalid(square, unit):
     assert out.reasons[0].startswith(f"digit {SOLUTION[0]} twice in ")
     # The first clash by unit order (rows, columns, boxes) is the one named.
     assert out.reasons[0] == grid.clash_reason(grid.encode(["".join(bad)])[0][0])
-    if unit == "row 1":
-        assert out.reasons[0] == f"digit {SOLUTION[0]} twice in row 1"
+    if unit == "grid row 1":
+        assert out.reasons[0] == f"digit {SOLUTION[0]} twice in grid row 1"
     assert out.n_solutions.tolist() == [NULL]
     assert not out.has_solution()[0]
 
@@ -84,7 +84,7 @@ def test_sparse_clash_reasons():
     box = box[:60] + "8" + box[61:]  # row 7, column 7 (box 9)
     box = box[:80] + "8" + box[81:]  # row 9, column 9 (box 9)
     out = _solve([col, box])
-    assert out.reasons == {0: "digit 3 twice in column 5", 1: "digit 8 twice in box 9"}
+    assert out.reasons == {0: "digit 3 twice in grid column 5", 1: "digit 8 twice in box 9"}
 
 
 def test_sixteen_clues_is_multiple():

@@ -34,7 +34,7 @@ def test_boards_valid_and_invalid_with_reasons(tmp_path):
     result = run(str(f))
     assert result.exit_code == 1
     got = lines(result)
-    assert got[0] == "row 2: digit 5 twice in row 1"
+    assert got[0] == "row 2: digit 5 twice in grid row 1"
     assert got[1].startswith("row 3: digit 5 ")
     assert got[2] == "row 4: not a board: length 5, expected 81"
     assert len(got) == 3  # only invalid rows by default
@@ -77,10 +77,10 @@ def test_pairs(tmp_path):
     assert result.exit_code == 1
     got = lines(result)
     assert got[0] == "row 0: valid (pair)"
-    assert got[1] == "row 1: solution: digit 9 twice in column 8"
-    assert got[2] == "row 2: solution changes the given 5 at row 1, column 1 to 1"
+    assert got[1] == "row 1: solution: digit 9 twice in grid column 8"
+    assert got[2] == "row 2: solution changes the given 5 at grid row 1, column 1 to 1"
     assert got[3] == "row 3: solution: not complete (1 blanks)"
-    assert got[4] == "row 4: puzzle: digit 5 twice in row 1"
+    assert got[4] == "row 4: puzzle: digit 5 twice in grid row 1"
     assert got[5] == "row 5: no solution given"
     assert got[6] == "row 6: solution: length 80, expected 81"
 
@@ -95,8 +95,8 @@ def test_json_summary_and_gzip(tmp_path):
     assert doc["rows"] == 3 and doc["valid"] == 2 and doc["invalid"] == 1
     assert doc["shape"] == "boards" and doc["exit_code"] == 1
     assert doc["listed"] == [{"row": 1, "valid": False,
-                              "reason": "digit 5 twice in row 1"}]
-    assert doc["causes"] == {"digit N twice in row N": 1}
+                              "reason": "digit 5 twice in grid row 1"}]
+    assert doc["causes"] == {"digit N twice in grid row N": 1}
     doc = json.loads(run(str(f), "--json", "--all").stdout)
     assert len(doc["listed"]) == 3 and doc["listed"][0] == {
         "row": 0, "valid": True, "kind": "complete grid"}
@@ -125,4 +125,4 @@ def test_generated_file_is_valid(tmp_path):
 def test_row_numbers_match_pipeline_run(tmp_path: Path):
     f = tmp_path / "x.csv"
     f.write_text("id,puzzle\n1," + GRID + "\n2,55" + GRID[2:] + "\n")
-    assert lines(run(str(f))) == ["row 1: digit 5 twice in row 1"]
+    assert lines(run(str(f))) == ["row 1: digit 5 twice in grid row 1"]
