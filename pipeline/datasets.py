@@ -33,8 +33,9 @@ Deterministic for a seed; not stable when the run grows (ranks shift), which a p
 threshold would be, at the price of binomial noise in the fractions.
 
 Augment: the transformations of row r of source i come from a numpy Generator seeded by
-(seed, i, r // BLOCK) drawing canonical.random_transforms for every row slot of that block,
-so they depend on (seed, source, row) only, never on the parts or batch sizes. Each pair is
+(seed, i, r // B) drawing canonical.random_transforms for every row slot of that block of B
+rows (B = block_rows(K), about 8192 / K), so they depend on (seed, K, source, row) only,
+never on the parts or batch sizes. Each pair is
 checked by check.is_solution; a failure is a bug and raises.
 
 Every output is written whole or absent (pipeline.storage); run folders and outputs may be
@@ -59,21 +60,25 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 
 from pipeline import canonical, check, grid
 from pipeline import folder as layout
 from pipeline.errors import InputError, RunFailed, UsageError
 from pipeline.grade import GRADES
+from pipeline.schema import write_options
 from pipeline.storage import Location, as_location, fsync_dir, why
 
 __all__ = [
-    "BLOCK",
+    "BLOCK_DRAWS",
     "MEMORY_ROWS",
     "AugmentSummary",
     "DedupSummary",
     "SplitSummary",
     "augment",
     "augment_main",
+    "block_rows",
+    "block_transforms",
     "dedup",
     "dedup_main",
     "distinct_classes",
@@ -82,7 +87,7 @@ __all__ = [
 ]
 
 MEMORY_ROWS = 1 << 20  # records held at once, per pass (about 60 MB of records)
-BLOCK = 256  # augment: rows per seeded Generator (a constant of the output)
+BLOCK_DRAWS = 8192  # augment: transformations per seeded Generator (see block_rows)
 MAX_COPIES = 1000
 MAX_STRATA = 1000
 ROW_BITS = 40  # key = source index << ROW_BITS | row
@@ -96,9 +101,6 @@ RECORD = np.dtype([("w", "<u8", (5,)), ("key", "<i8"), ("n", "<i8"), ("s", "<i4"
 # What pass 3 reads: a row's key and a value (copies, or the split).
 FATE = np.dtype([("key", "<i8"), ("v", "<i8")])
 
-_DIGIT = np.full(256, 255, np.uint8)
-_DIGIT[ord(".")] = 0  # canonical forms are written with "." blanks, never "0"
-_DIGIT[ord("1"): ord("9") + 1] = np.arange(1, 10, dtype=np.uint8)
 _POW10 = np.array([10**k for k in range(18, -1, -1)], dtype=np.uint64)
 _MASK64 = (1 << 64) - 1
 _M1, _M2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
@@ -160,6 +162,26 @@ def _string_buffers(arr) -> tuple[np.ndarray, np.ndarray]:
     return offsets, data
 
 
+@njit(cache=True, nogil=True)
+def _pack_text(chars, words):
+    """(M*81,) bytes of M forms ('.' or 1-9) -> (M,5) words; False on another byte."""
+    for i in range(words.shape[0]):
+        base = 81 * i
+        for k in range(5):
+            w = np.uint64(0)
+            for j in range(19 * k, min(19 * k + 19, 81)):
+                c = chars[base + j]
+                if c == 46:
+                    d = 0
+                elif 49 <= c <= 57:
+                    d = c - 48
+                else:
+                    return False
+                w = w * np.uint64(10) + np.uint64(d)
+            words[i, k] = w
+    return True
+
+
 def _forms(arr, shown: str) -> tuple[np.ndarray, np.ndarray]:
     """A canonical column -> ((N,) mask of rows with a form, (M,5) packed words)."""
     offsets, data = _string_buffers(arr)
@@ -167,11 +189,11 @@ def _forms(arr, shown: str) -> tuple[np.ndarray, np.ndarray]:
     has = lengths > 0
     if not np.all(lengths[has] == 81):
         raise InputError(f"{shown}: a canonical form that is not 81 characters long")
-    chars = data[offsets[:-1][has][:, None] + np.arange(81)]
-    digits = _DIGIT[chars]
-    if digits.size and digits.max() > 9:
+    # Nulls are empty, so the forms lie back to back in the data buffer.
+    words = np.empty((int(has.sum()), 5), np.uint64)
+    if not _pack_text(data[offsets[0]: offsets[-1]], words):
         raise InputError(f"{shown}: a canonical form with a character other than . and 1-9")
-    return has, pack_forms(digits)
+    return has, words
 
 
 def _bucket_of(u: np.ndarray, k: int) -> np.ndarray:
@@ -182,7 +204,10 @@ def _bucket_of(u: np.ndarray, k: int) -> np.ndarray:
 def _order(u: np.ndarray, words: np.ndarray, minor: np.ndarray) -> np.ndarray:
     """The permutation sorting by (u, words, minor); by (u, minor) when no u is shared by
     two different forms (the words then never decide)."""
-    p = np.lexsort((minor, u))
+    if len(minor) < 2 or (minor[1:] >= minor[:-1]).all():  # rows come in key order
+        p = np.argsort(u, kind="stable")
+    else:
+        p = np.lexsort((minor, u))
     tie = np.flatnonzero(u[p[1:]] == u[p[:-1]])
     if len(tie) and (words[p[tie]] != words[p[tie + 1]]).any():
         p = np.lexsort((minor, *(words[:, k] for k in range(words.shape[1] - 1, -1, -1)), u))
@@ -232,49 +257,43 @@ class _Spill:
         self.paths = ([os.path.join(folder, f"{name}-{b:05d}.bin") for b in range(k)]
                       if folder else None)
         self.sizes = np.zeros(k, np.int64)
-        self._parts: list[tuple[np.ndarray, np.ndarray]] = []
+        self._pieces: dict[int, list[np.ndarray]] = {}
         self._pending = 0
-        self._memory: tuple[np.ndarray, np.ndarray] | None = None
 
     def add(self, parts: np.ndarray, records: np.ndarray) -> None:
         if not len(records):
             return
-        parts = np.asarray(parts, np.int64)
-        self._parts.append((parts, records))
-        self._pending += len(records)
+        if self.k == 1:
+            self._pieces.setdefault(0, []).append(records)
+        else:
+            order = np.argsort(parts, kind="stable")
+            records = records[order]
+            bounds = np.searchsorted(np.asarray(parts)[order], np.arange(self.k + 1))
+            for b in np.flatnonzero(np.diff(bounds)).tolist():
+                self._pieces.setdefault(b, []).append(records[bounds[b]: bounds[b + 1]])
         self.sizes += np.bincount(parts, minlength=self.k)
+        self._pending += len(records)
         if self.paths is not None and self._pending >= self.buffer_rows:
             self._flush()
 
-    def _grouped(self) -> tuple[np.ndarray, np.ndarray]:
-        """The buffered records sorted by partition, and each partition's bounds."""
-        if not self._parts:
-            return np.zeros(0, self.dtype), np.zeros(self.k + 1, np.int64)
-        parts = np.concatenate([p for p, _ in self._parts])
-        records = np.concatenate([r for _, r in self._parts])
-        self._parts, self._pending = [], 0
-        order = np.argsort(parts, kind="stable")
-        bounds = np.searchsorted(parts[order], np.arange(self.k + 1))
-        return records[order], bounds
-
     def _flush(self) -> None:
-        records, bounds = self._grouped()
-        for b in np.flatnonzero(np.diff(bounds)).tolist():
+        for b, pieces in sorted(self._pieces.items()):
             with open(self.paths[b], "ab") as f:
-                records[bounds[b]: bounds[b + 1]].tofile(f)
+                for piece in pieces:
+                    piece.tofile(f)
+        self._pieces, self._pending = {}, 0
 
     def finish(self) -> None:
         """Everything added is readable now."""
         if self.paths is not None:
             self._flush()
-        else:
-            self._memory = self._grouped()
 
     def read(self, b: int, chunk_rows: int | None = None) -> Iterator[np.ndarray]:
         """Partition b's records, in chunks of at most chunk_rows (all at once for None)."""
         if self.paths is None:
-            records, bounds = self._memory
-            yield records[bounds[b]: bounds[b + 1]]
+            pieces = self._pieces.get(b, [])
+            yield (np.concatenate(pieces) if len(pieces) > 1 else pieces[0] if pieces
+                   else np.zeros(0, self.dtype))
             return
         n = int(self.sizes[b])
         step = chunk_rows or max(n, 1)
@@ -657,8 +676,8 @@ class _TableWriter:
         import pyarrow.parquet as pq
 
         self._gz = None
-        if fmt == "parquet":
-            self._w = pq.ParquetWriter(f, schema, compression="zstd")
+        if fmt == "parquet":  # the parts' own options: zstd 1, dictionaries where they pay
+            self._w = pq.ParquetWriter(f, schema, **write_options(schema.names))
         else:
             if fmt == "csv.gz":
                 self._gz = gzip.GzipFile(fileobj=f, mode="wb", compresslevel=6, mtime=0)
@@ -945,10 +964,11 @@ def _cuts(counts: np.ndarray, fractions: list[float]) -> np.ndarray:
 
 def _match(cls: np.ndarray, rows: np.ndarray, seed: int) -> np.ndarray:
     """For each row record, the index of its class in `cls` (same form)."""
-    both = np.concatenate([cls, rows])
-    u = form_hash(both["w"], seed)
+    words = np.concatenate([cls["w"], rows["w"]])
+    u = form_hash(words, seed)
     flag = np.concatenate([np.zeros(len(cls), np.int8), np.ones(len(rows), np.int8)])
-    p = _order(u, both["w"], flag)
+    p = _order(u, words, flag)
+    del words, u
     is_cls = p < len(cls)
     last = np.maximum.accumulate(np.where(is_cls, np.arange(len(p)), 0))
     out = np.empty(len(rows), np.int64)
@@ -1094,22 +1114,45 @@ class AugmentSummary:
                 f"checked (seed {self.seed}) in {self.seconds:.1f} s")
 
 
+def block_rows(copies: int) -> int:
+    """Rows per seeded Generator: about BLOCK_DRAWS transformations a draw (a constant of the
+    output for a given number of copies)."""
+    return min(4096, max(8, BLOCK_DRAWS // copies))
+
+
 def block_transforms(seed: int, source: int, block: int, copies: int) -> np.ndarray:
-    """(BLOCK, copies, 34) int8: the transformations of the rows block*BLOCK.. of a source."""
+    """(rows, copies, 34) int8: the transformations of rows block*rows.. of a source, rows =
+    block_rows(copies)."""
+    rows = block_rows(copies)
     rng = np.random.default_rng([seed, source, block])
-    return canonical.random_transforms(rng, BLOCK * copies).reshape(BLOCK, copies, -1)
+    return canonical.random_transforms(rng, rows * copies).reshape(rows, copies, -1)
 
 
-def _row_transforms(seed: int, src: np.ndarray, row: np.ndarray, copies: int) -> np.ndarray:
-    """(N, copies, 34): each row's transformations, whatever rows come together."""
-    out = np.empty((len(row), copies, canonical.TRANSFORM_WIDTH), np.int8)
-    blocks = np.stack([src, row // BLOCK], axis=1)
-    uniq, inv = np.unique(blocks, axis=0, return_inverse=True)
-    inv = inv.reshape(-1)
-    for j, (s, b) in enumerate(uniq.tolist()):  # a few blocks per batch, not rows
-        at = np.flatnonzero(inv == j)
-        out[at] = block_transforms(seed, s, b, copies)[row[at] % BLOCK]
-    return out
+class _Blocks:
+    """block_transforms with the last few blocks kept (parts cut blocks; rows come in order)."""
+
+    def __init__(self, seed: int, copies: int):
+        self.seed, self.copies, self.rows = seed, copies, block_rows(copies)
+        self._kept: dict[tuple[int, int], np.ndarray] = {}
+
+    def get(self, source: int, block: int) -> np.ndarray:
+        key = (source, block)
+        if key not in self._kept:
+            if len(self._kept) >= 4:
+                self._kept.pop(next(iter(self._kept)))
+            self._kept[key] = block_transforms(self.seed, source, block, self.copies)
+        return self._kept[key]
+
+    def of_rows(self, src: np.ndarray, row: np.ndarray) -> np.ndarray:
+        """(N, copies, 34): each row's transformations, whatever rows come together."""
+        out = np.empty((len(row), self.copies, canonical.TRANSFORM_WIDTH), np.int8)
+        blocks = np.stack([src, row // self.rows], axis=1)
+        uniq, inv = np.unique(blocks, axis=0, return_inverse=True)
+        inv = inv.reshape(-1)
+        for j, (s, b) in enumerate(uniq.tolist()):  # a few blocks per batch, not rows
+            at = np.flatnonzero(inv == j)
+            out[at] = self.get(s, b)[row[at] % self.rows]
+        return out
 
 
 def _strings(grids: np.ndarray, blank: str):
@@ -1152,6 +1195,7 @@ def augment(run_dir, copies: int, seed: int, output: str) -> AugmentSummary:
     columns = ["source", "row", "status", "puzzle", "solution"] + (["canonical"] * has_form)
     solved = [0]
     per_batch = max(1, BATCH_ROWS // copies)
+    blocks = _Blocks(seed, copies)
 
     def fill(w: _TableWriter) -> None:
         for part in run.parts:
@@ -1164,8 +1208,7 @@ def augment(run_dir, copies: int, seed: int, output: str) -> AugmentSummary:
                        | t.column("row").to_numpy())
                 t = t.take(np.argsort(key, kind="stable"))
                 for lo in range(0, t.num_rows, per_batch):
-                    _augment_rows(t.slice(lo, per_batch), run, seed, copies, has_form, schema,
-                                  w)
+                    _augment_rows(t.slice(lo, per_batch), run, blocks, has_form, schema, w)
                 solved[0] += t.num_rows
 
     written = _write_one(out, fmt, schema, fill)
@@ -1173,16 +1216,16 @@ def augment(run_dir, copies: int, seed: int, output: str) -> AugmentSummary:
                           time.perf_counter() - started)
 
 
-def _augment_rows(t, run: _Run, seed: int, copies: int, has_form: bool, schema, w) -> None:
+def _augment_rows(t, run: _Run, blocks: _Blocks, has_form: bool, schema, w) -> None:
     """One batch of solved rows -> their copies, checked, written."""
     import pyarrow as pa
 
-    n = t.num_rows
+    n, copies = t.num_rows, blocks.copies
     src = run.source_index(t.column("source"))
     row = t.column("row").to_numpy()
     puzzles = np.repeat(_grids(t.column("puzzle"), "puzzle"), copies, axis=0)
     solutions = np.repeat(_grids(t.column("solution"), "solution"), copies, axis=0)
-    trans = _row_transforms(seed, src, row, copies).reshape(n * copies, -1)
+    trans = blocks.of_rows(src, row).reshape(n * copies, -1)
     new_p = canonical.transform(puzzles, trans)
     new_s = canonical.transform(solutions, trans)
     ok = check.is_solution(new_p, new_s)

@@ -454,11 +454,12 @@ def test_augment_same_seed_same_output_whatever_the_parts(planted, augmented, tm
     assert not pl.read_parquet(tmp_path / "seed12.parquet").equals(aug)
 
 
-def test_augment_copies_are_a_prefix_for_fewer_copies_of_one_row(planted, augmented):
+def test_augment_copies_come_from_their_rows_block(planted, augmented):
     """A row's transformations depend on (seed, source, row) only, through its block."""
     _, _, aug = augmented
     row = aug.filter((pl.col("source") == "b.txt") & (pl.col("row") == 300))
-    t = datasets.block_transforms(11, 1, 300 // datasets.BLOCK, 3)[300 % datasets.BLOCK]
+    rows = datasets.block_rows(3)
+    t = datasets.block_transforms(11, 1, 300 // rows, 3)[300 % rows]
     results = read_results(planted["run"])
     orig = results.filter((pl.col("source") == "b.txt") & (pl.col("row") == 300))
     g, _ = grid.encode(orig["puzzle"].to_list() * 3)
