@@ -35,10 +35,11 @@ threshold would be, at the price of binomial noise in the fractions.
 Augment: the transformations of row r of source i come from a numpy Generator seeded by
 (seed, i, r // B) drawing canonical.random_transforms for every row slot of that block of B
 rows (B = block_rows(K), about 8192 / K), so they depend on (seed, K, source, row) only,
-never on the parts or batch sizes. Each pair is
-checked by check.is_solution; a failure is a bug and raises.
+never on the parts or batch sizes. Each pair is checked by check.is_solution; a failure is
+a bug and raises.
 
-Every output is written whole or absent (pipeline.storage); run folders and outputs may be
+Peak memory is about the import baseline (150 MB) plus 250-600 bytes per memory_rows
+record, whatever the run's size (benchmarks/bench_datasets.py). Every output is written whole or absent (pipeline.storage); run folders and outputs may be
 local paths or fsspec URLs. Spill files go to a temporary folder under `spill_dir` (default:
 the system's, TMPDIR honoured) and are removed at the end.
 """
@@ -86,7 +87,7 @@ __all__ = [
     "split_main",
 ]
 
-MEMORY_ROWS = 1 << 20  # records held at once, per pass (about 60 MB of records)
+MEMORY_ROWS = 1 << 19  # records held at once, per pass (peak about 250-450 B a record)
 BLOCK_DRAWS = 8192  # augment: transformations per seeded Generator (see block_rows)
 MAX_COPIES = 1000
 MAX_STRATA = 1000
@@ -981,7 +982,8 @@ def _match(cls: np.ndarray, rows: np.ndarray, seed: int) -> np.ndarray:
 def split(run_dir, fractions, names=None, seed: int = 0, output_dir: str = ".",
           fmt: str = "parquet", stratify: str | None = "grade", *,
           memory_rows: int = MEMORY_ROWS, spill_dir: str | None = None) -> SplitSummary:
-    """Every row with a class into one file per split, whole classes to a split."""
+    """Every row with a class into OUTDIR/<name>.<fmt> per split, whole classes to a split;
+    OUTDIR/split.json records the seed, fractions and counts."""
     import pyarrow as pa
 
     started = time.perf_counter()
