@@ -419,6 +419,69 @@ def show(
                     format)
 
 
+@app.command()
+def dedup(
+    folder: Annotated[str, typer.Argument(metavar="DIR", help="A finished run made with "
+                                          "--canonical.")],
+    output: Annotated[str, typer.Option(
+        "--output", "-o", metavar="FILE", help="Where to write: .csv, .csv.gz or .parquet; a "
+        "CSV feeds straight back into `pipeline run`.")],
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing.")] = False,
+) -> None:
+    """One row per equivalence class of the run's puzzles: its first occurrence in input
+    order, with source, row, puzzle, canonical, solution, status and copies."""
+    from pipeline import datasets
+
+    raise typer.Exit(datasets.dedup_main(folder, output, quiet))
+
+
+@app.command()
+def split(
+    folder: Annotated[str, typer.Argument(metavar="DIR", help="A finished run made with "
+                                          "--canonical.")],
+    fractions: Annotated[str, typer.Option(
+        metavar="F,F,...", help="The splits' shares of the classes, adding up to 1.")],
+    output: Annotated[str, typer.Option("--output", "-o", metavar="OUTDIR",
+                                        help="The folder for the split files.")],
+    names: Annotated[str | None, typer.Option(
+        metavar="NAME,...", help="The splits' names [default: train,val,test for three, "
+        "else split0,split1,...].")] = None,
+    seed: Annotated[int, typer.Option(metavar="N", min=0,
+                                      help="The same seed gives the same split.")] = 0,
+    format: Annotated[str, typer.Option(
+        "--format", "-f", click_type=click.Choice(["parquet", "csv"]),
+        help="The split files' format.")] = "parquet",
+    stratify: Annotated[str, typer.Option(
+        metavar="COLUMN", help="Keep this column's mix the same in every split; 'none' for "
+        "no stratifying.")] = "grade",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing.")] = False,
+) -> None:
+    """Split the run's rows into files (train/val/test), whole equivalence classes to a
+    split, so that no puzzle of one split is a disguised puzzle of another."""
+    from pipeline import datasets
+
+    raise typer.Exit(datasets.split_main(folder, fractions, output, names, seed, format,
+                                         None if stratify == "none" else stratify, quiet))
+
+
+@app.command()
+def augment(
+    folder: Annotated[str, typer.Argument(metavar="DIR", help="A finished run.")],
+    copies: Annotated[int, typer.Option("--copies", "-k", metavar="K", min=1, max=1000,
+                                        help="Random equivalents per solved row.")],
+    output: Annotated[str, typer.Option(
+        "--output", "-o", metavar="FILE", help="Where to write: .csv, .csv.gz or .parquet.")],
+    seed: Annotated[int, typer.Option(metavar="N", min=0,
+                                      help="The same seed gives the same file.")] = 0,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing.")] = False,
+) -> None:
+    """For each solved row, K random equivalent puzzles with their solutions transformed
+    the same way, each pair checked by the independent checker."""
+    from pipeline import datasets
+
+    raise typer.Exit(datasets.augment_main(folder, copies, seed, output, quiet))
+
+
 def main() -> None:
     """Entry point: one line on stderr and an exit code for every failure, no traceback."""
     from pipeline.errors import Interrupted, Stopped

@@ -29,7 +29,7 @@ class Settings:
 
     output: str = "output/{stem}"  # the folder when --output is left out
     workers: int = 0  # worker processes; 0 = one per core
-    chunk_size: int = 20000  # about this many rows per range (a task, a result part)
+    chunk_size: int = 50000  # about this many rows per range (a task, a result part)
     limit: int = 0  # read only the first N rows of each input; 0 = all
     first_solution: bool = False  # stop at the first solution (uniqueness not proven)
     fail_on: list[str] = field(default_factory=list)  # statuses that make the exit code 1

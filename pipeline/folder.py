@@ -183,7 +183,7 @@ class RunFolder:
                     folder.child(name).remove()
 
     def done_parts(self, expected: dict[int, tuple[int, str]]) -> set[int]:
-        """Parts that are whole and belong to this plan ({part: (rows, sha256)}); any other
+        """Parts that are whole and belong to this plan ({part: (rows, digest)}); any other
         file under results/ is removed, with a log line for a part that was not whole."""
         import pyarrow.parquet as pq
 
@@ -207,7 +207,7 @@ class RunFolder:
                 info = json.loads((meta.metadata or {}).get(PART_META, b"{}"))
                 if want is None:
                     reason = "not a range of this run's plan"
-                elif meta.num_rows != want[0] or info.get("sha256") != want[1]:
+                elif meta.num_rows != want[0] or info.get("digest") != want[1]:
                     reason = f"holds {meta.num_rows} rows of another range"
             except Exception as exc:  # a torn or foreign file: pyarrow says it any way it can
                 reason = f"cannot be read whole ({type(exc).__name__})"

@@ -10,12 +10,12 @@ read from the file). Memory holds one range at a time, whatever the file's size.
 
 from __future__ import annotations
 
-import hashlib
 import io
 from collections.abc import Iterator
 
 import numpy as np
 
+from pipeline import records
 from pipeline.errors import InputChanged, InputError
 from pipeline.layout import PUZZLE_NAMES, SOLUTION_NAMES, Layout, looks_like_puzzle, unique_name
 from pipeline.storage import Location
@@ -109,9 +109,9 @@ def spans(loc: Location, chunk_size: int) -> list[tuple[int, int, int]]:
     return [tuple(s) for s in out]
 
 
-def span_sha256(loc: Location, start: int, end: int) -> str:
-    """The sha256 of a range's bytes (a planning task)."""
-    h = hashlib.sha256()
+def span_digest(loc: Location, start: int, end: int) -> str:
+    """The hash of a range's bytes (a planning task)."""
+    h = records.hasher()
     with loc.span(start, end) as read:
         while block := read(8 << 20):
             h.update(block)
@@ -151,13 +151,13 @@ class _Overlay(io.RawIOBase):
         return len(chunk)
 
 
-def read_rows(loc: Location, start: int, end: int, layout: Layout, sha256: str, source: str):
+def read_rows(loc: Location, start: int, end: int, layout: Layout, digest: str, source: str):
     """The rows of a range (reader.Rows), from bytes whose hash is checked first."""
     import pyarrow.parquet as pq
 
     with loc.span(start, end) as read:
         data = b"".join(iter(lambda: read(8 << 20), b""))
-    if hashlib.sha256(data).hexdigest() != sha256:
+    if records.hasher(data).hexdigest() != digest:
         raise InputChanged(f"{source} changed while the run read it (bytes {start:,}.."
                            f"{end:,} are not what was planned); run again to start over")
     f = pq.ParquetFile(_Overlay(loc, start, data, loc.size()))

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import glob
 import gzip
-import hashlib
 import os
 import zlib
 from dataclasses import dataclass, field
@@ -45,11 +44,11 @@ class Range:
     end: int
     first_row: int
     rows: int
-    sha256: str
+    digest: str  # of its bytes (records.hasher)
 
     def as_list(self) -> list:
         return [self.input, self.part, self.start, self.end, self.first_row, self.rows,
-                self.sha256]
+                self.digest]
 
 
 @dataclass
@@ -76,16 +75,16 @@ class Input:
     def rows(self) -> int:
         return sum(r.rows for r in self.ranges)
 
-    def content_sha256(self) -> str:
+    def content_hash(self) -> str:
         """A hash of the input's content: of its ranges' bounds, counts and hashes."""
-        h = hashlib.sha256()
+        h = records.hasher()
         for r in self.ranges:
-            h.update(f"{r.start}:{r.end}:{r.rows}:{r.sha256}\n".encode())
+            h.update(f"{r.start}:{r.end}:{r.rows}:{r.digest}\n".encode())
         return h.hexdigest()
 
     def describe(self) -> dict:
         return {"path": self.source, "size": self.size, "stream": self.stream,
-                "range_bytes": self.range_bytes, "content_sha256": self.content_sha256(),
+                "range_bytes": self.range_bytes, "content_hash": self.content_hash(),
                 "layout": self.layout.describe()}
 
     @property
@@ -403,7 +402,7 @@ class Span:
 def hash_span(task: Span) -> Cut:
     from pipeline import parquet
 
-    sha = parquet.span_sha256(task.location, task.start, task.end)
+    sha = parquet.span_digest(task.location, task.start, task.end)
     return Cut(task.start, records.Scan(task.end, task.rows, sha, False))
 
 
@@ -467,7 +466,7 @@ def ranges_from_cuts(inp: Input, cuts: list[Cut], first_part: int) -> list[Range
         if cut.scan.next_start <= cut.start:
             continue
         out.append(Range(inp.index, part, cut.start, cut.scan.next_start, row, cut.scan.rows,
-                         cut.scan.sha256))
+                         cut.scan.digest))
         row += cut.scan.rows
         part += 1
     return out

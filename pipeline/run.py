@@ -36,7 +36,7 @@ from pipeline.plan import Input, Range
 from pipeline.status import STATUS_NAMES
 from pipeline.storage import Location
 from pipeline.tally import Tally
-from pipeline.tasks import Figures, Solve, Spill
+from pipeline.tasks import Classes, Figures, Solve, Spill
 
 log = logging.getLogger("pipeline.run")
 
@@ -244,7 +244,7 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
     run_folder.results.makedirs()
     ranges = [r for inp in inputs for r in inp.ranges]
     by_part = {r.part: r for r in ranges}
-    expected = {r.part: (r.rows, r.sha256) for r in ranges}
+    expected = {r.part: (r.rows, r.digest) for r in ranges}
     done = run_folder.done_parts(expected)
     tallies = [Tally() for _ in inputs]
     resumed = sum(r.rows for r in ranges if r.part in done)
@@ -312,8 +312,12 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
     summary.counts.update(total.count_of())
     summary.worker_cpu_seconds = worker_cpu[0]
     run_folder.sync()
+    classes = None
+    if settings.canonical and ranges:  # counted by a worker: no row comes this way
+        parts = tuple(run_folder.part(r.part) for r in ranges)
+        classes = schedule.run_all(executor, [Classes(parts)])[0]
     stats = _stats(inputs, settings, summary, tallies, total, worker_seconds, part_seconds,
-                   started, run_id, executor.workers, engine)
+                   started, run_id, executor.workers, engine, classes)
     _write_table(run_folder.child(folder.STATS), stats)
     run_folder.write_json(folder.MANIFEST, {
         "state": "finished", "run_id": run_id, "definition": definition,
@@ -374,7 +378,8 @@ def _summary_from_stats(run_folder: RunFolder) -> Summary:
 
 def _stats(inputs: list[Input], settings: Settings, summary: Summary, tallies: list[Tally],
            total: Tally, worker_seconds: list[float], part_us: list[float], started: float,
-           run_id: str, workers: int, engine: list[float]) -> list[dict]:
+           run_id: str, workers: int, engine: list[float],
+           classes: tuple[dict[str, int], int] | None) -> list[dict]:
     """One row per input file and one for the whole run."""
     per_part = np.array(part_us, dtype=np.float64)
     common = {
@@ -394,6 +399,7 @@ def _stats(inputs: list[Input], settings: Settings, summary: Summary, tallies: l
         # solve_us is elapsed time: when the engine had less CPU than time, some puzzles'
         # times include a stretch when the OS ran something else on their core.
         "engine_seconds": engine[0], "engine_cpu_seconds": engine[1],
+        "distinct_classes": classes[1] if classes else None,
         **total.guesses_figures(), **total.solve_us_figures(),
         "chunk_solve_us_per_row_p50": float(np.percentile(per_part, 50)) if len(per_part)
         else None,
@@ -409,6 +415,7 @@ def _stats(inputs: list[Input], settings: Settings, summary: Summary, tallies: l
             "wall_seconds": summary.wall_seconds if single else None,
             "rows_per_second": summary.rows_per_second if single else None,
             "worker_seconds": seconds, "engine_seconds": None, "engine_cpu_seconds": None,
+            "distinct_classes": classes[0].get(inp.source, 0) if classes else None,
             **tally.guesses_figures(), **tally.solve_us_figures(),
             "chunk_solve_us_per_row_p50": None, "chunk_solve_us_per_row_p99": None,
             **common,
@@ -420,7 +427,7 @@ _STATS_TYPES = {
     "scope": "string", "source": "string", "rows": "int64", **dict.fromkeys(STATUS_NAMES, "int64"),
     "resumed_rows": "int64", "wall_seconds": "float64", "rows_per_second": "float64",
     "worker_seconds": "float64", "engine_seconds": "float64",
-    "engine_cpu_seconds": "float64", "guesses_mean": "float64", "guesses_p99": "float64",
+    "engine_cpu_seconds": "float64", "distinct_classes": "int64", "guesses_mean": "float64", "guesses_p99": "float64",
     "guesses_max": "int64", "solve_us_p50": "float64", "solve_us_p90": "float64",
     "solve_us_p99": "float64", "solve_us_max": "float64",
     "chunk_solve_us_per_row_p50": "float64", "chunk_solve_us_per_row_p99": "float64",

@@ -53,6 +53,13 @@ class Solve:
         return f"part {r.part} ({self.source}, {what})"
 
 
+@dataclass(frozen=True)
+class Classes:
+    """Count the distinct canonical forms of a run's parts, per source and in all."""
+
+    parts: tuple[Location, ...]
+
+
 @dataclass
 class Figures:
     """What a Solve returns: enough to merge the run's stats, nothing per row."""

@@ -15,7 +15,6 @@ to the engine at all: they become `error` rows with their reason.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -25,13 +24,13 @@ import time
 
 import numpy as np
 
-from pipeline import grade, grid, plan, reader, solver
+from pipeline import grade, grid, plan, reader, records, solver
 from pipeline.errors import InputChanged, InputError, RunFailed
 from pipeline.plan import Range
 from pipeline.status import NULL, Status
 from pipeline.storage import Location, why
 from pipeline.tally import Tally
-from pipeline.tasks import Figures, Solve, Spill
+from pipeline.tasks import Classes, Figures, Solve, Spill
 
 log = logging.getLogger("pipeline.worker")
 
@@ -50,6 +49,10 @@ def execute(task):
         return _reading(task.location, lambda: plan.hash_span(task))
     if isinstance(task, Spill):
         return _spill(task)
+    if isinstance(task, Classes):
+        from pipeline import datasets
+
+        return datasets.distinct_classes([p.url for p in task.parts])
     raise TypeError(f"not a pipeline task: {task!r}")
 
 
@@ -88,12 +91,10 @@ def cycle_rate() -> float | None:
 
 
 def warm_up() -> None:
-    """Load every compiled step of a task and measure the clock, once per process."""
-    from pipeline import canonical
-
+    """Load every compiled step of a task and measure the clock, once per process (the
+    canonical form's kernels are loaded by the first task that needs them)."""
     solver.warm_up()
     reader.warm_up()
-    canonical.warm_up()
     cycle_rate()
 
 
@@ -101,16 +102,16 @@ def solve(task: Solve) -> Figures:
     started = time.perf_counter()
     cpu = time.process_time()
     r = task.range
-    hasher = hashlib.sha256()
+    hasher = records.hasher()
     if task.layout.kind == "parquet":
         from pipeline import parquet
 
         rows = _reading(task.location, lambda: parquet.read_rows(
-            task.location, r.start, r.end, task.layout, r.sha256, task.source))
+            task.location, r.start, r.end, task.layout, r.digest, task.source))
         hasher = None
     else:
         rows = _reading(task.location, lambda: _read(task, hasher))
-    if (hasher is not None and hasher.hexdigest() != r.sha256) or rows.n != r.rows:
+    if (hasher is not None and hasher.hexdigest() != r.digest) or rows.n != r.rows:
         raise InputChanged(
             f"{task.source} changed while the run read it (bytes {r.start:,}..{r.end:,} are "
             f"not what was planned); run again to start over")
@@ -196,7 +197,7 @@ def write_part(results: Location, r: Range, table) -> None:
     from pipeline import folder, schema
 
     meta = json.dumps({"input": r.input, "start": r.start, "end": r.end,
-                       "first_row": r.first_row, "rows": r.rows, "sha256": r.sha256})
+                       "first_row": r.first_row, "rows": r.rows, "digest": r.digest})
     table = table.replace_schema_metadata({folder.PART_META: meta.encode()})
     options = schema.write_options(table.column_names)
     loc = results.child(folder.part_name(r.part))

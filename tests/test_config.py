@@ -118,3 +118,14 @@ def test_the_library_checks_too():
     assert Settings(fail_on="error, invalid").fail_on == ["error", "invalid"]
     assert Settings().solution_limit == 2 and Settings(first_solution=True).solution_limit == 1
     assert Settings(workers=3).worker_count() == 3 and Settings().worker_count() >= 1
+
+
+def test_the_example_config_files_are_valid():
+    from pathlib import Path
+
+    from pipeline.config import read_config_file
+
+    examples = sorted((Path(__file__).resolve().parents[1] / "configs").glob("*.toml"))
+    assert examples
+    for path in examples:
+        Settings(**read_config_file(path))

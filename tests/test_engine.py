@@ -386,7 +386,7 @@ def test_cache_is_used_in_a_new_process():
     code = (
         "from pipeline import engine\n"
         "engine.warm_up()\n"
-        "s = engine._kernel.stats\n"
+        "s = engine._solve_all.stats\n"
         "print(sum(s.cache_hits.values()), sum(s.cache_misses.values()))\n"
     )
     run = dict(cwd=REPO, capture_output=True, text=True, check=True)

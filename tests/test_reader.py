@@ -364,3 +364,13 @@ def test_one_column_csv_with_header(make_input, header):
     assert lay.kind == "csv" and lay.header
     assert frame["puzzle"].to_list() == [PUZZLE, LEET]
     assert reasons == {}
+
+
+@pytest.mark.parametrize("tail", ["\r\n\r\n", "\n\n", "\r\n \r\n", "\n#c\n"])
+@pytest.mark.parametrize("range_bytes", [2, 5, 200, 10_000])
+def test_blank_and_comment_records_at_a_range_end(make_input, tail, range_bytes):
+    """Found by hypothesis: a range of nothing but empty CRLF records read as two rows."""
+    eol = "\r\n" if "\r" in tail else "\n"
+    frame, reasons, _ = read(make_input("t.txt", eol.join([PUZZLE] * 8) + tail),
+                             range_bytes=range_bytes)
+    assert frame["puzzle"].to_list() == [PUZZLE] * 8 and reasons == {}

@@ -65,7 +65,7 @@ def test_the_default_config_needs_no_file(cli, tmp_path):
     (tmp_path / "p.txt").write_text(PUZZLE + "\n")
     assert cli("run", "-i", "p.txt", "-o", "out", "-q").exit_code == 0
     config = json.loads((tmp_path / "out" / "manifest.json").read_text())["config"]
-    assert config["chunk_size"] == 20000 and config["timings"] is True
+    assert config["chunk_size"] == 50000 and config["timings"] is True
 
 
 # ---------------------------------------------------------------------------------------
@@ -279,3 +279,41 @@ def test_validate_json_causes_keep_words_with_digits(cli, tmp_path):
     res = cli("validate", "u.txt", "--json")
     doc = json.loads(res.stdout)
     assert "record is not valid UTF-8" in " ".join(doc["causes"])
+
+
+# ---------------------------------------------------------------------------------------
+# The data-set commands on a --canonical run (pipeline.datasets is tested on its own too)
+
+
+def test_dedup_split_augment_commands_and_distinct_classes(cli, tmp_path):
+    from pipeline import canonical, grid
+
+    base = pl.read_csv(SAMPLE_CSV, infer_schema=False)["puzzle"].to_list()[:40]
+    g, _ = grid.encode(base)
+    twins = grid.decode(canonical.transform(
+        g, canonical.random_transforms(np.random.default_rng(1), len(g))))
+    (tmp_path / "a.txt").write_text("\n".join(base) + "\n")
+    (tmp_path / "b.txt").write_text("\n".join(twins[:10] + ["junk"]) + "\n")
+    res = cli("run", "-i", "a.txt", "-i", "b.txt", "-o", "run", "--canonical", "-q")
+    assert res.exit_code == 0, res.output
+    st = _stats(tmp_path / "run")
+    assert (st["run"]["distinct_classes"], st["a.txt"]["distinct_classes"],
+            st["b.txt"]["distinct_classes"]) == (40, 40, 10)
+    res = cli("dedup", "run", "-o", "classes.csv")
+    assert res.exit_code == 0, res.output
+    classes = pl.read_csv(tmp_path / "classes.csv", infer_schema=False)
+    assert classes.height == 40 and set(classes["source"]) == {"a.txt"}
+    assert sorted(classes["copies"].cast(int).to_list()) == [1] * 30 + [2] * 10
+    res = cli("split", "run", "--fractions", "0.5,0.5", "--names", "x,y", "-o", "splits",
+              "--seed", "2")
+    assert res.exit_code == 0, res.output
+    x = pl.read_parquet(tmp_path / "splits" / "x.parquet")
+    y = pl.read_parquet(tmp_path / "splits" / "y.parquet")
+    assert x.height + y.height == 50 and not set(x["canonical"]) & set(y["canonical"])
+    res = cli("augment", "run", "-k", "3", "-o", "aug.parquet", "--seed", "5")
+    assert res.exit_code == 0, res.output
+    assert pl.read_parquet(tmp_path / "aug.parquet").height == 3 * 50
+    (tmp_path / "plain").mkdir()
+    assert cli("run", "-i", "a.txt", "-o", "plain/run", "-q").exit_code == 0
+    res = cli("dedup", "plain/run", "-o", "x.csv")
+    assert res.exit_code == 2 and "canonical" in res.output
