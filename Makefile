@@ -27,8 +27,9 @@ solve-dataset: $(STAMP) ## Run the main job on the bundled sample (INPUT=, OUTPU
 test: $(STAMP) ## Run the test suite
 	$(PY) -m pytest -q
 
-bench: $(STAMP) ## Solver and pipeline benchmarks on ../shared/data/raw (prints tables)
+bench: $(STAMP) ## Engine (beside tdoku), canonical form and pipeline benchmarks (prints tables)
 	$(PY) benchmarks/bench_engine.py
+	$(PY) benchmarks/bench_canonical.py
 	$(PY) benchmarks/bench_pipeline.py
 
 lint: $(STAMP) ## ruff

@@ -11,6 +11,9 @@
        2 workers against the local pool on the same file, the client's CPU, then 1 worker.
     4. Hard puzzles (forum hardest 11+) through `pipeline run --workers 1` against the
        kernel alone on the same puzzles in one process.
+    5. The canonical form through the pipeline: `run --workers 1 --canonical` against the
+       same run without it, on the 17-clue and forum-hardest sets: the time it adds a row,
+       against the fastest public C++ minlexer's 1/230,000 s (about 4.35 µs).
 
 Usage: python benchmarks/bench_pipeline.py [--rows N] [--rows-big N] [--no-dask] [--quick]
 """
@@ -189,7 +192,7 @@ def hard_overhead(quick: bool) -> tuple[float, float, int]:
     from pipeline import engine
 
     path = RAW / "tdoku_benchmark_sets" / "puzzles5_forum_hardest_1905_11+"
-    n = 5000 if quick else 20000
+    n = 5000 if quick else 48766
     lines = [ln.strip() for ln in path.read_text().splitlines() if len(ln.strip()) == 81][:n]
     text = WORK / "hardest.txt"
     text.write_text("\n".join(lines) + "\n")
@@ -202,6 +205,28 @@ def hard_overhead(quick: bool) -> tuple[float, float, int]:
     # The pipeline's own rows/s excludes start-up (interpreter, imports, pool, cache load).
     _, _, summary = pipeline_run(text, 1, ["--no-timings"])
     return kernel, summary["steady_rows_per_second"], len(grids)
+
+
+MINLEXER_US = 1e6 / 230_000  # the fastest public minlexer (C++), one core, per puzzle
+
+
+def canonical_overhead(quick: bool) -> list[tuple[str, int, float, float]]:
+    """(set, puzzles, µs a row without --canonical, with it) through `run --workers 1`."""
+    sets = [("17-clue", "puzzles2_17_clue"), ("forum hardest 11+",
+                                              "puzzles5_forum_hardest_1905_11+")]
+    out = []
+    for name, file in sets:
+        lines = [ln.strip() for ln in (RAW / "tdoku_benchmark_sets" / file).read_text()
+                 .splitlines() if len(ln.strip()) == 81][: 5000 if quick else 50000]
+        text = WORK / f"canon-{file}.txt"
+        text.write_text("\n".join(lines) + "\n")
+        best = {}
+        for flag in ("--no-canonical", "--canonical", "--no-canonical", "--canonical"):
+            _, _, summary = pipeline_run(text, 1, ["--no-timings", flag])
+            us = summary["steady_seconds"] / summary["rows"] * 1e6
+            best[flag] = min(best.get(flag, us), us)
+        out.append((name, len(lines), best["--no-canonical"], best["--canonical"]))
+    return out
 
 
 def main() -> None:
@@ -274,6 +299,12 @@ def main() -> None:
     rows.append((f"forum hardest 11+ ({n:,}): kernel alone", f"{kernel:,.0f} /s", "", ""))
     rows.append(("  pipeline run --workers 1 (start-up aside)", f"{piped:,.0f} rows/s", "",
                  f"{piped / kernel:.1%} of the kernel's rate (goal >= 90%)"))
+    for name, n, plain, canon in canonical_overhead(args.quick):
+        added = canon - plain
+        results[f"canonical {name}"] = {"puzzles": n, "us_without": plain, "us_with": canon}
+        rows.append((f"{name} ({n:,}) --canonical, --workers 1", f"+{added:.2f} µs/row", "",
+                     f"{MINLEXER_US / added:.2f}x the C++ minlexer's rate (goal >= 1, aim 2)"
+                     if added > 0 else "no measurable cost"))
     width = max(len(r[0]) for r in rows)
     print(f"\n{'pipeline benchmark':<{width}}  {'time / rate':>16}  {'peak RSS':>10}  note")
     for r in rows:

@@ -119,16 +119,21 @@ def _die_with_parent() -> None:
         pass
 
 
-def _worker_main(conn, level: int, hooks: dict[str, str]) -> None:
+def _worker_main(conn, level: int, environ: dict[str, str]) -> None:
     """A worker process: tasks in, results out, until the pipe closes or None comes. It
-    never prints: a parent gone (a broken pipe) ends it quietly."""
+    runs in the environment of the run that started it (the forkserver's is older: an AWS
+    variable or a test hook set since then must reach the worker too), and never prints:
+    a parent gone (a broken pipe) ends it quietly."""
     parent = os.getppid()
     _die_with_parent()
     if os.getppid() != parent:  # the parent died before the line above took effect
         os._exit(1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C for us all
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    os.environ.update(hooks)
+    os.environ.clear()
+    os.environ.update(environ)
+    for k, v in _FORKSERVER_ENV.items():  # one thread per worker for what it imports later
+        os.environ.setdefault(k, v)
     root = logging.getLogger()
     for h in list(root.handlers):
         root.removeHandler(h)
@@ -202,7 +207,7 @@ class LocalExecutor(Executor):
     def _start_worker(self) -> None:
         ours, theirs = self._context.Pipe(duplex=True)
         process = self._context.Process(target=_worker_main, name="pipeline-worker",
-                                        args=(theirs, self._level, testhooks.env()),
+                                        args=(theirs, self._level, dict(os.environ)),
                                         daemon=True)
         process.start()
         theirs.close()  # so that a dead worker reads as end-of-file here
@@ -262,13 +267,10 @@ class LocalExecutor(Executor):
         if not by_object:
             return
         ready = multiprocessing.connection.wait(list(by_object), timeout)
-        dead = []
+        dead = []  # a death shows on the pipe, the sentinel or both: listed once
         for obj in ready:
             w = by_object[obj]
-            if obj is w.conn:
-                if not self._receive(w):
-                    dead.append(w)
-            elif w not in dead:
+            if w not in dead and (obj is not w.conn or not self._receive(w)):
                 dead.append(w)
         for w in dead:
             self._lost(w)

@@ -676,8 +676,13 @@ def show(folder: str, statuses: list[str], limit: int = 20, fmt: str = "table") 
         from rich.console import Console
         from rich.table import Table
 
-        table = Table(title=f"{', '.join(statuses)} rows of {folder}: {frame.height:,} of "
-                      f"{total:,}")
+        which = ", ".join(statuses[:-1]) + " or " + statuses[-1] if len(statuses) > 1 \
+            else statuses[0]
+        if total == 0:
+            Console().print(f"no row of {folder} is {which}", highlight=False)
+            return 0
+        table = Table(title=f"{frame.height:,} of {total:,} rows of {folder} ({which})",
+                      title_justify="left")
         for name in frame.columns:
             table.add_column(name, overflow="fold")
         for row in frame.iter_rows():

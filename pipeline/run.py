@@ -40,8 +40,6 @@ from pipeline.tasks import Classes, Figures, Solve, Spill
 
 log = logging.getLogger("pipeline.run")
 
-IN_FLIGHT_PER_WORKER = 2  # tasks handed out per worker: one running, one waiting
-
 
 @dataclass
 class Summary:
@@ -54,7 +52,7 @@ class Summary:
     already_done: bool = False
     resumed_rows: int = 0
     fail_on: list[str] = field(default_factory=list)
-    steady_seconds: float = 0.0  # from warm workers to the last part: start-up aside
+    steady_seconds: float = 0.0  # from warm workers to the last part written
     cpu_seconds: float = 0.0  # this process's own CPU time (not its workers')
     worker_cpu_seconds: float = 0.0  # the workers' CPU time on this run's ranges
     processed_files: list[str] = field(default_factory=list)  # --incremental
@@ -289,11 +287,12 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
     executor.ready()
     t_ready = time.perf_counter()
     try:
-        schedule.solve_all(executor, tasks(), executor.workers * IN_FLIGHT_PER_WORKER,
+        schedule.solve_all(executor, tasks(), executor.workers * schedule.IN_FLIGHT_PER_WORKER,
                            on_done)
     except BaseException:
         testhooks.linger("pause-shutdown")
         raise
+    t_last = time.perf_counter()  # the last part written: what follows is bookkeeping
     testhooks.pause("before-stats")
     if not ranges:
         # No rows at all: one empty part, so DIR/results still reads as a (0-row) table.
@@ -308,7 +307,7 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
         total.merge(t)
     summary = Summary(rows=total.rows, wall_seconds=wall, output=run_folder.shown,
                       resumed_rows=resumed, fail_on=settings.fail_on,
-                      steady_seconds=time.perf_counter() - t_ready)
+                      steady_seconds=t_last - t_ready)
     summary.counts.update(total.count_of())
     summary.worker_cpu_seconds = worker_cpu[0]
     run_folder.sync()

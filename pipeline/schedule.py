@@ -13,6 +13,7 @@ store refused) end the run at once.
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
@@ -23,6 +24,7 @@ from pipeline.tasks import Figures, Solve
 log = logging.getLogger("pipeline.schedule")
 
 FATAL = (RunFailed, InputError)
+IN_FLIGHT_PER_WORKER = 2  # tasks handed out per worker: one running, one waiting
 
 
 def _outcome(executor: Executor, fut):
@@ -38,11 +40,17 @@ def _outcome(executor: Executor, fut):
 
 
 def run_all(executor: Executor, tasks: list) -> list:
-    """The results of every task, in order."""
+    """The results of every task, in order; a bounded number in flight (a wait looks at
+    every future in flight, and a plan may hold thousands of ranges)."""
     results: list = [None] * len(tasks)
     attempts = [0] * len(tasks)
-    in_flight = {executor.submit(t): i for i, t in enumerate(tasks)}
-    while in_flight:
+    waiting = deque(range(len(tasks)))
+    in_flight: dict = {}
+    limit = executor.workers * IN_FLIGHT_PER_WORKER
+    while waiting or in_flight:
+        while waiting and len(in_flight) < limit:
+            i = waiting.popleft()
+            in_flight[executor.submit(tasks[i])] = i
         for fut in executor.wait(list(in_flight)):
             i = in_flight.pop(fut)
             value, failure = _outcome(executor, fut)
@@ -53,7 +61,7 @@ def run_all(executor: Executor, tasks: list) -> list:
             if attempts[i] > max(executor.retries, 1):
                 raise RunFailed(f"a planning task keeps failing: {failure}")
             log.warning("planning task failed (%s); retrying", failure)
-            in_flight[executor.submit(tasks[i])] = i
+            waiting.appendleft(i)
     return results
 
 

@@ -21,12 +21,6 @@ import time
 
 HOOK = "PIPELINE_TEST_HOOK"
 HOOK_DIR = "PIPELINE_TEST_HOOK_DIR"
-_PASSED = (HOOK, HOOK_DIR, "PIPELINE_FAULT_INJECT")
-
-
-def env() -> dict[str, str]:
-    """The hooks' variables of this process, to hand to worker processes."""
-    return {k: os.environ[k] for k in _PASSED if k in os.environ}
 
 
 def armed(name: str) -> bool:

@@ -93,6 +93,9 @@ def cycle_rate() -> float | None:
 def warm_up() -> None:
     """Load every compiled step of a task and measure the clock, once per process (the
     canonical form's kernels are loaded by the first task that needs them)."""
+    import pyarrow.compute  # noqa: F401  (a task's first cast would import it: 50 ms)
+    import pyarrow.parquet  # noqa: F401
+
     solver.warm_up()
     reader.warm_up()
     cycle_rate()

@@ -73,9 +73,55 @@ def _env(extra: dict[str, str] | None) -> dict[str, str]:
     return env
 
 
+def invoke(args: list[str], input: bytes | str | None = None,
+           env: dict[str, str] | None = None, cwd: Path | None = None) -> CliResult:
+    """The CLI's own entry point (its error handling and exit codes) inside this process."""
+    import signal
+
+    from click.testing import CliRunner
+
+    from pipeline import cli
+
+    unset = {k: None for k in os.environ if k.startswith("PIPELINE_")}
+    unset["DASK_SCHEDULER_ADDRESS"] = None
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    saved_argv, here = sys.argv, os.getcwd()
+    with CliRunner().isolation(input=input, env={**unset, **(env or {})}) as (out, err, _):
+        sys.argv = ["pipeline", *args]
+        os.chdir(cwd or here)
+        try:
+            cli.main()
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        finally:
+            sys.stdout.flush()  # print() leaves text in the wrappers' buffers
+            sys.stderr.flush()
+            sys.argv = saved_argv
+            os.chdir(here)
+            for s, h in handlers.items():
+                signal.signal(s, h)
+        return CliResult(code, out.getvalue().decode("utf-8", "replace"),
+                         err.getvalue().decode("utf-8", "replace"))
+
+
 @pytest.fixture
 def run_cli(tmp_path):
-    """run_cli(*args, input=bytes|None, env={...}, cwd=..., timeout=...) -> CliResult."""
+    """run_cli(*args, input=bytes|None, env={...}, cwd=...) -> CliResult, in this process:
+    the CLI's entry point with its streams captured, the environment and the folder set for
+    the call (the local pool's forkserver, started once, serves every call)."""
+
+    def run(*args: str, input: bytes | str | None = None, env: dict[str, str] | None = None,
+            cwd: Path | None = None) -> CliResult:
+        return invoke(list(map(str, args)), input, env, cwd or tmp_path)
+
+    return run
+
+
+@pytest.fixture
+def run_process(tmp_path):
+    """run_process(*args, ...) -> CliResult: the CLI as a real process, for the tests whose
+    point is the process itself (its start, its exit, its streams as file descriptors)."""
 
     def run(*args: str, input: bytes | None = None, env: dict[str, str] | None = None,
             cwd: Path | None = None, timeout: float = 240) -> CliResult:

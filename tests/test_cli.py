@@ -1,4 +1,4 @@
-"""`pipeline run` end to end: typer's CliRunner on pipeline.cli.app and real subprocesses.
+"""`pipeline run` end to end: in process through the CLI's entry point, and as a real process.
 
 Every input shape, every row exactly once, stats that agree with the results, exit codes,
 --json, one stderr line on failure, --help of every command.
@@ -23,7 +23,6 @@ from conftest import (
     read_results,
     write_input,
 )
-from typer.testing import CliRunner
 
 from pipeline.cli import app
 
@@ -102,30 +101,16 @@ def check_run(out: Path, expected_rows: dict[str, int] | None = None) -> pl.Data
 
 
 # ---------------------------------------------------------------------------------------
-# CliRunner (in process)
-
-
-@pytest.fixture
-def cli(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    for k in list(__import__("os").environ):
-        if k.startswith("PIPELINE_"):
-            monkeypatch.delenv(k)
-    runner = CliRunner()
-
-    def invoke(*args: str, input: bytes | str | None = None):
-        return runner.invoke(app, list(map(str, args)), input=input)
-
-    return invoke
+# In process (the run_cli fixture: the entry point, its streams captured)
 
 
 @pytest.mark.parametrize("name", list(SHAPES))
-def test_every_input_shape_clirunner(cli, tmp_path, name):
+def test_every_input_shape(run_cli, tmp_path, name):
     content, n = SHAPES[name]
     path = write_input(tmp_path / name, content)
-    res = cli("run", "-i", path, "-o", tmp_path / "out", "--workers", "1", "--chunk-size", "2",
+    res = run_cli("run", "-i", path, "-o", tmp_path / "out", "--workers", "1", "--chunk-size", "2",
               "--json")
-    assert res.exit_code == 0, res.output
+    assert res.returncode == 0, res.stderr
     summary = json.loads(res.stdout)
     assert summary["rows"] == n and summary["counts"]["solved"] == n
     frame = check_run(tmp_path / "out", {str(path): n})
@@ -136,23 +121,23 @@ def test_every_input_shape_clirunner(cli, tmp_path, name):
         assert frame["expected_match"].is_null().all()
 
 
-def test_radcliffe_columns_carried(cli, tmp_path):
+def test_radcliffe_columns_carried(run_cli, tmp_path):
     path = write_input(tmp_path / "r.csv", SHAPES["radcliffe.csv"][0])
-    res = cli("run", "-i", path, "-o", tmp_path / "out", "--workers", "1")
-    assert res.exit_code == 0, res.output
+    res = run_cli("run", "-i", path, "-o", tmp_path / "out", "--workers", "1")
+    assert res.returncode == 0, res.stderr
     frame = check_run(tmp_path / "out")
     assert frame.columns[-4:] == ["id", "clues", "difficulty", "expected_solution"]
     assert frame["id"].to_list() == ["1", "2"]
     assert frame["solution"].to_list() == [SOLUTION, LEET_SOLUTION]
 
 
-def test_every_status_and_fail_on(cli, tmp_path):
+def test_every_status_and_fail_on(run_cli, tmp_path):
     lines = [PUZZLE, "." * 81, UNSOLVABLE, BAD_FULL, PUZZLE[:80], PUZZLE[:40] + "x" + PUZZLE[41:]]
     path = write_input(tmp_path / "all.txt", "\n".join(lines) + "\n")
     out = tmp_path / "out"
-    res = cli("run", "-i", path, "-o", out, "--workers", "1", "--chunk-size", "4", "--json",
+    res = run_cli("run", "-i", path, "-o", out, "--workers", "1", "--chunk-size", "4", "--json",
               "--fail-on", "invalid,unsolvable")
-    assert res.exit_code == 1, res.output
+    assert res.returncode == 1, res.stderr
     summary = json.loads(res.stdout)
     assert summary["exit_code"] == 1 and sorted(summary["failing"]) == ["invalid", "unsolvable"]
     frame = check_run(out)
@@ -165,16 +150,16 @@ def test_every_status_and_fail_on(cli, tmp_path):
     assert frame["grade"].to_list()[0] is not None
     assert frame["grade"].to_list()[1:] == [None] * 5
     # A finished folder: the same command is "already done" and fails on the same statuses.
-    res = cli("run", "-i", path, "-o", out, "--workers", "1", "--fail-on", "invalid")
-    assert res.exit_code == 1
-    res = cli("run", "-i", path, "-o", out, "--workers", "2", "--chunk-size", "1")
-    assert res.exit_code == 0 and "already done" in res.stderr
+    res = run_cli("run", "-i", path, "-o", out, "--workers", "1", "--fail-on", "invalid")
+    assert res.returncode == 1
+    res = run_cli("run", "-i", path, "-o", out, "--workers", "2", "--chunk-size", "1")
+    assert res.returncode == 0 and "already done" in res.stderr
 
 
-def test_first_solution_mode(cli, tmp_path):
+def test_first_solution_mode(run_cli, tmp_path):
     path = write_input(tmp_path / "f.txt", f"{PUZZLE}\n{'.' * 81}\n{UNSOLVABLE}\n")
-    res = cli("run", "-i", path, "-o", tmp_path / "out", "--workers", "1", "--first-solution")
-    assert res.exit_code == 0, res.output
+    res = run_cli("run", "-i", path, "-o", tmp_path / "out", "--workers", "1", "--first-solution")
+    assert res.returncode == 0, res.stderr
     frame = check_run(tmp_path / "out")
     assert frame["status"].to_list() == ["solved", "solved", "unsolvable"]
     assert frame["n_solutions"].to_list() == [None, None, 0]
@@ -182,30 +167,30 @@ def test_first_solution_mode(cli, tmp_path):
     assert manifest["uniqueness_checked"] is False
 
 
-def test_no_timings(cli, tmp_path):
+def test_no_timings(run_cli, tmp_path):
     path = write_input(tmp_path / "f.txt", f"{PUZZLE}\n")
-    res = cli("run", "-i", path, "-o", tmp_path / "out", "--workers", "1", "--no-timings")
-    assert res.exit_code == 0, res.output
+    res = run_cli("run", "-i", path, "-o", tmp_path / "out", "--workers", "1", "--no-timings")
+    assert res.returncode == 0, res.stderr
     frame = check_run(tmp_path / "out")
     assert frame["solve_us"].is_null().all()
 
 
-def test_expected_mismatch_is_reported(cli, tmp_path):
+def test_expected_mismatch_is_reported(run_cli, tmp_path):
     wrong = LEET_SOLUTION
     path = write_input(tmp_path / "e.csv", f"puzzle,solution\n{PUZZLE},{SOLUTION}\n"
                                            f"{PUZZLE},{wrong}\n{PUZZLE},\n")
-    res = cli("run", "-i", path, "-o", tmp_path / "out", "--workers", "1")
-    assert res.exit_code == 0, res.output
+    res = run_cli("run", "-i", path, "-o", tmp_path / "out", "--workers", "1")
+    assert res.returncode == 0, res.stderr
     frame = check_run(tmp_path / "out")
     assert frame["expected_match"].to_list() == [True, False, None]
 
 
 @pytest.mark.parametrize("content", ["id,puzzle,solution\n", "", "# nothing\n\n"])
-def test_file_without_rows_is_a_finished_run(cli, tmp_path, content):
+def test_file_without_rows_is_a_finished_run(run_cli, tmp_path, content):
     path = write_input(tmp_path / "h.csv", content)
     out = tmp_path / "out"
-    res = cli("run", "-i", path, "-o", out, "--workers", "1", "--json")
-    assert res.exit_code == 0, res.output
+    res = run_cli("run", "-i", path, "-o", out, "--workers", "1", "--json")
+    assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["rows"] == 0
     frame = check_run(out)
     assert frame.height == 0
@@ -216,14 +201,14 @@ def test_file_without_rows_is_a_finished_run(cli, tmp_path, content):
     assert stats.filter(pl.col("scope") == "run")["rows"].to_list() == [0]
 
 
-def test_several_inputs_and_globs(cli, tmp_path):
+def test_several_inputs_and_globs(run_cli, tmp_path):
     for i in range(3):
         write_input(tmp_path / f"in{i}.txt", "\n".join([PUZZLE] * (i + 2)))
     write_input(tmp_path / "other.csv", SHAPES["kaggle.csv"][0])
     out = tmp_path / "out"
-    res = cli("run", "-i", tmp_path / "in*.txt", "-i", tmp_path / "other.csv", "-o", out,
+    res = run_cli("run", "-i", tmp_path / "in*.txt", "-i", tmp_path / "other.csv", "-o", out,
               "--workers", "2", "--chunk-size", "2")
-    assert res.exit_code == 0, res.output
+    assert res.returncode == 0, res.stderr
     frame = check_run(out, {str(tmp_path / f"in{i}.txt"): i + 2 for i in range(3)}
                       | {str(tmp_path / "other.csv"): 3})
     stats = pl.read_parquet(out / "stats.parquet")
@@ -231,43 +216,43 @@ def test_several_inputs_and_globs(cli, tmp_path):
     assert frame.height == 12
 
 
-def test_stdin_clirunner(cli, tmp_path):
-    res = cli("run", "-i", "-", "-o", tmp_path / "out", "--workers", "1", "--json",
+def test_stdin(run_cli, tmp_path):
+    res = run_cli("run", "-i", "-", "-o", tmp_path / "out", "--workers", "1", "--json",
               input=f"{PUZZLE}\n{LEET}\n".encode())
-    assert res.exit_code == 0, res.output
+    assert res.returncode == 0, res.stderr
     frame = check_run(tmp_path / "out", {"-": 2})
     assert frame["solution"].to_list() == [SOLUTION, LEET_SOLUTION]
 
 
-def test_default_output_folder_is_named_after_first_input(cli, tmp_path):
+def test_default_output_folder_is_named_after_first_input(run_cli, tmp_path):
     path = write_input(tmp_path / "my.puzzles.txt.gz", PUZZLE + "\n")
-    res = cli("run", "-i", path, "--workers", "1")
-    assert res.exit_code == 0, res.output
+    res = run_cli("run", "-i", path, "--workers", "1")
+    assert res.returncode == 0, res.stderr
     check_run(tmp_path / "output" / "my")
 
 
-def test_different_definition_needs_overwrite(cli, tmp_path):
+def test_different_definition_needs_overwrite(run_cli, tmp_path):
     a = write_input(tmp_path / "a.txt", PUZZLE + "\n")
     out = tmp_path / "out"
-    assert cli("run", "-i", a, "-o", out, "--workers", "1").exit_code == 0
-    res = cli("run", "-i", a, "-o", out, "--workers", "1", "--first-solution")
-    assert res.exit_code == 2 and "--overwrite" in res.stderr
+    assert run_cli("run", "-i", a, "-o", out, "--workers", "1").returncode == 0
+    res = run_cli("run", "-i", a, "-o", out, "--workers", "1", "--first-solution")
+    assert res.returncode == 2 and "--overwrite" in res.stderr
     a.write_text(LEET + "\n")  # same path, other content
-    res = cli("run", "-i", a, "-o", out, "--workers", "1")
-    assert res.exit_code == 2
+    res = run_cli("run", "-i", a, "-o", out, "--workers", "1")
+    assert res.returncode == 2
     assert (out / "_SUCCESS").exists()  # the old run is untouched
-    res = cli("run", "-i", a, "-o", out, "--workers", "1", "--overwrite")
-    assert res.exit_code == 0, res.output
+    res = run_cli("run", "-i", a, "-o", out, "--workers", "1", "--overwrite")
+    assert res.returncode == 0, res.stderr
     assert check_run(out)["puzzle"].to_list() == [LEET]
 
 
-def test_foreign_folder_is_refused(cli, tmp_path):
+def test_foreign_folder_is_refused(run_cli, tmp_path):
     a = write_input(tmp_path / "a.txt", PUZZLE + "\n")
     out = tmp_path / "out"
     out.mkdir()
     (out / "precious.txt").write_text("keep me")
-    res = cli("run", "-i", a, "-o", out, "--workers", "1")
-    assert res.exit_code == 2 and "precious.txt" in res.stderr
+    res = run_cli("run", "-i", a, "-o", out, "--workers", "1")
+    assert res.returncode == 2 and "precious.txt" in res.stderr
     assert (out / "precious.txt").read_text() == "keep me"
 
 
@@ -275,38 +260,37 @@ def _part_sizes(out: Path) -> list[int]:
     return [pl.read_parquet(p).height for p in sorted((out / "results").glob("*.parquet"))]
 
 
-def test_env_and_flags_reach_the_run(cli, tmp_path, monkeypatch):
+def test_env_and_flags_reach_the_run(run_cli, tmp_path):
     path = write_input(tmp_path / "a.txt", "\n".join([PUZZLE] * 10) + "\n")
-    monkeypatch.setenv("PIPELINE_CHUNK_SIZE", "3")
-    assert cli("run", "-i", path, "-o", tmp_path / "o1", "--workers", "1").exit_code == 0
+    assert run_cli("run", "-i", path, "-o", tmp_path / "o1", "--workers", "1",
+                   env={"PIPELINE_CHUNK_SIZE": "3"}).returncode == 0
     assert _part_sizes(tmp_path / "o1") == [3, 3, 3, 1]
-    assert cli("run", "-i", path, "-o", tmp_path / "o2", "--workers", "1",
-               "--chunk-size", "5").exit_code == 0
+    assert run_cli("run", "-i", path, "-o", tmp_path / "o2", "--workers", "1",
+               "--chunk-size", "5").returncode == 0
     assert _part_sizes(tmp_path / "o2") == [5, 5]
     cfg = tmp_path / "c.toml"
     cfg.write_text("[run]\nchunk_size = 2\nfail_on = ['solved']\n")
-    monkeypatch.delenv("PIPELINE_CHUNK_SIZE")
-    res = cli("run", "-i", path, "-o", tmp_path / "o3", "--workers", "1", "-c", cfg)
-    assert res.exit_code == 1
+    res = run_cli("run", "-i", path, "-o", tmp_path / "o3", "--workers", "1", "-c", cfg)
+    assert res.returncode == 1
     assert _part_sizes(tmp_path / "o3") == [2] * 5
 
 
-def test_deterministic_whatever_workers_and_chunks(cli, tmp_path, sample_rows):
+def test_deterministic_whatever_workers_and_chunks(run_cli, tmp_path, sample_rows):
     lines = [p for p, _ in sample_rows[:120]] + ["junk", "." * 81, UNSOLVABLE, BAD_FULL]
     path = write_input(tmp_path / "d.txt", "\n".join(lines) + "\n")
     frames = []
     for i, (w, c) in enumerate([(1, 1000), (2, 7), (1, 1)]):
         out = tmp_path / f"o{i}"
-        res = cli("run", "-i", path, "-o", out, "--workers", w, "--chunk-size", c)
-        assert res.exit_code == 0, res.output
+        res = run_cli("run", "-i", path, "-o", out, "--workers", w, "--chunk-size", c)
+        assert res.returncode == 0, res.stderr
         frames.append(comparable(check_run(out)))
     assert frames[0].equals(frames[1]) and frames[0].equals(frames[2])
 
 
 @pytest.mark.parametrize("cmd", ["run", "solve"])
-def test_help_mentions_every_option(cli, cmd):
-    res = cli(cmd, "--help")
-    assert res.exit_code == 0
+def test_help_mentions_every_option(run_cli, cmd):
+    res = run_cli(cmd, "--help")
+    assert res.returncode == 0
     command = typer.main.get_command(app).commands[cmd]
     text = " ".join(res.stdout.split())
     for param in command.params:
@@ -315,43 +299,45 @@ def test_help_mentions_every_option(cli, cmd):
                 assert opt in text, f"{cmd} --help does not mention {opt}"
 
 
-def test_help_lists_commands(cli):
-    res = cli("--help")
-    assert res.exit_code == 0
+def test_help_lists_commands(run_cli):
+    res = run_cli("--help")
+    assert res.returncode == 0
     for name in typer.main.get_command(app).commands:
         assert name in res.stdout
 
 
-def test_solve_command(cli):
-    res = cli("solve", PUZZLE, "--format", "line")
-    assert res.exit_code == 0 and res.stdout.strip() == SOLUTION
-    res = cli("solve", LEET)
-    assert res.exit_code == 0 and res.stdout.startswith("solved")
-    res = cli("solve", "-", "-f", "line", input=f"# c\n{PUZZLE}\n\n{BAD_FULL}\n")
-    assert res.exit_code == 1
+def test_solve_command(run_cli):
+    res = run_cli("solve", PUZZLE, "--format", "line")
+    assert res.returncode == 0 and res.stdout.strip() == SOLUTION
+    res = run_cli("solve", LEET)
+    assert res.returncode == 0 and res.stdout.startswith("solved")
+    res = run_cli("solve", "-", "-f", "line", input=f"# c\n{PUZZLE}\n\n{BAD_FULL}\n")
+    assert res.returncode == 1
     assert res.stdout.splitlines() == [SOLUTION, "invalid"]
     assert res.stderr.splitlines() == [f"row 1: invalid: digit {SOLUTION[0]} twice in grid row 1"]
-    res = cli("solve", PUZZLE, "--format", "fancy")
-    assert res.exit_code == 2
+    res = run_cli("solve", PUZZLE, "--format", "fancy")
+    assert res.returncode == 2
 
 
 # ---------------------------------------------------------------------------------------
-# Real subprocesses
+# The console script as a real process: its streams, its stdin, its pool from a cold start
 
 
-@pytest.mark.parametrize("name", ["radcliffe.csv", "norvig.txt", "fixed.txt", "kaggle.csv.gz"])
-def test_every_input_shape_subprocess(run_cli, tmp_path, name):
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["radcliffe.csv", "kaggle.csv.gz"])
+def test_every_input_shape_as_a_process(run_process, tmp_path, name):
     content, n = SHAPES[name]
     path = write_input(tmp_path / name, content)
-    res = run_cli("run", "-i", path, "-o", "out", "--workers", "2", "--chunk-size", "1", "--json")
+    res = run_process("run", "-i", path, "-o", "out", "--workers", "2", "--chunk-size", "1", "--json")
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["rows"] == n
     assert res.stdout.count("\n") == 1  # one JSON object, one line
     check_run(tmp_path / "out", {str(path): n})
 
 
-def test_sample_file_subprocess(run_cli, tmp_path):
-    res = run_cli("run", "-i", SAMPLE_CSV, "-o", "out", "--workers", "2", "--chunk-size", "400",
+@pytest.mark.slow
+def test_sample_file_as_a_process(run_process, tmp_path):
+    res = run_process("run", "-i", SAMPLE_CSV, "-o", "out", "--workers", "2", "--chunk-size", "400",
                   "--json", "--quiet")
     assert res.returncode == 0, res.stderr
     assert res.stderr == ""
@@ -368,21 +354,26 @@ def test_sample_file_subprocess(run_cli, tmp_path):
         json.loads(line)
 
 
-def test_stdin_subprocess(run_cli, tmp_path):
+@pytest.mark.slow
+def test_stdin_as_a_process(run_process, tmp_path):
     data = f"quizzes,solutions\n{P0},{SOLUTION}\n{P0},{SOLUTION}\n".encode()
-    res = run_cli("run", "--input", "-", "-o", "out", "--workers", "1", "--json", input=data)
+    res = run_process("run", "--input", "-", "-o", "out", "--workers", "1", "--json", input=data)
     assert res.returncode == 0, res.stderr
     frame = check_run(tmp_path / "out", {"-": 2})
     assert frame["expected_match"].all()
     # A run from stdin cannot be resumed or recognised: refused without --overwrite.
-    res = run_cli("run", "--input", "-", "-o", "out", "--workers", "1", input=data)
+    res = run_process("run", "--input", "-", "-o", "out", "--workers", "1", input=data)
     assert res.returncode == 2 and len(res.stderr_lines) == 1
-    res = run_cli("run", "--input", "-", "-o", "out", "--workers", "1", "--overwrite",
+    res = run_process("run", "--input", "-", "-o", "out", "--workers", "1", "--overwrite",
                   input=data)
     assert res.returncode == 0, res.stderr
 
 
-def test_glob_subprocess(run_cli, tmp_path):
+# ---------------------------------------------------------------------------------------
+# In process again: globs, failures, exit codes, the shared sets
+
+
+def test_glob(run_cli, tmp_path):
     (tmp_path / "d").mkdir()
     for i in range(3):
         write_input(tmp_path / "d" / f"p{i}.txt", "\n".join([PUZZLE] * (i + 1)))
@@ -447,7 +438,7 @@ def test_bare_command_exit_2(run_cli):
     assert "run" in res.stdout  # the help, on stdout
 
 
-def test_fail_on_subprocess_and_already_done(run_cli, tmp_path):
+def test_fail_on_and_already_done(run_cli, tmp_path):
     write_input(tmp_path / "m.txt", f"{PUZZLE}\n{BAD_FULL}\n")
     res = run_cli("run", "-i", "m.txt", "-o", "out", "--workers", "1", "--fail-on", "invalid")
     _one_line_failure(res, 1)
@@ -538,17 +529,17 @@ def test_copy_of_folder_is_done(run_cli, tmp_path):
     assert res.returncode == 0 and "already done" in res.stderr
 
 
-def test_a_file_named_twice_is_read_once(cli, tmp_path, monkeypatch):
+def test_a_file_named_twice_is_read_once(run_cli, tmp_path):
     write_input(tmp_path / "a.txt", f"{PUZZLE}\n{LEET}\n")
     write_input(tmp_path / "b.txt", f"{LEET}\n")
-    res = cli("run", "-i", "a.txt", "-i", "*.txt", "-i", "./a.txt", "-o", "out",
+    res = run_cli("run", "-i", "a.txt", "-i", "*.txt", "-i", "./a.txt", "-o", "out",
               "--workers", "1", "--json")
-    assert res.exit_code == 0, res.output
+    assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["rows"] == 3
     check_run(tmp_path / "out", {"a.txt": 2, "b.txt": 1})
 
 
-def test_canonical_column(cli, tmp_path):
+def test_canonical_column(run_cli, tmp_path):
     """--canonical: the minlex form for every well-formed row, equal for equivalent puzzles
     (a transposed and relabelled copy), null for malformed rows."""
     import numpy as np
@@ -560,9 +551,9 @@ def test_canonical_column(cli, tmp_path):
     twin = grid.decode(canonical.transform(g, t))[0]
     bad_given = "11" + "." * 79
     (tmp_path / "c.txt").write_text("\n".join([PUZZLE, twin, "x" * 81, bad_given]) + "\n")
-    result = cli("run", "-i", str(tmp_path / "c.txt"), "-o", str(tmp_path / "out"),
+    result = run_cli("run", "-i", str(tmp_path / "c.txt"), "-o", str(tmp_path / "out"),
                  "--canonical", "-q")
-    assert result.exit_code == 0, result.output
+    assert result.returncode == 0, result.output
     frame = read_results(tmp_path / "out")
     forms = frame["canonical"].to_list()
     assert forms[0] == forms[1] is not None and forms[2] is None and forms[3] is not None

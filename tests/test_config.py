@@ -9,32 +9,24 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import PUZZLE
-from typer.testing import CliRunner
+from conftest import PUZZLE, invoke
 
-from pipeline.cli import app
 from pipeline.config import DEFAULTS, Settings
 from pipeline.errors import UsageError
 
 
 @pytest.fixture
-def settings_of(tmp_path, monkeypatch):
+def settings_of(tmp_path):
     """settings_of(*flags, env={...}) -> the effective settings of a real (tiny) run."""
-    monkeypatch.chdir(tmp_path)
     (tmp_path / "p.txt").write_text(PUZZLE + "\n")
-    runner = CliRunner()
     count = [0]
 
     def run(*flags: str, env: dict[str, str] | None = None):
-        for k in list(__import__("os").environ):
-            if k.startswith("PIPELINE_") or k == "DASK_SCHEDULER_ADDRESS":
-                monkeypatch.delenv(k)
-        for k, v in (env or {}).items():
-            monkeypatch.setenv(k, v)
         count[0] += 1
         out = tmp_path / f"o{count[0]}"
-        res = runner.invoke(app, ["run", "-i", "p.txt", "-o", str(out), "-q", *map(str, flags)])
-        if res.exit_code not in (0, 1):
+        res = invoke(["run", "-i", "p.txt", "-o", str(out), "-q", *map(str, flags)], env=env,
+                     cwd=tmp_path)
+        if res.returncode not in (0, 1):
             return res
         return json.loads((out / "manifest.json").read_text())["config"]
 
@@ -94,7 +86,7 @@ def test_scheduler_from_dask_or_our_variable_or_the_flag(settings_of):
 ])
 def test_bad_values_are_usage_errors(settings_of, flags, env, words):
     res = settings_of(*flags, env=env)
-    assert res.exit_code == 2 and words in res.output
+    assert res.returncode == 2 and words in res.stderr
 
 
 @pytest.mark.parametrize("text, words", [
@@ -105,9 +97,9 @@ def test_bad_values_are_usage_errors(settings_of, flags, env, words):
 def test_bad_config_files(settings_of, tmp_path, text, words):
     (tmp_path / "bad.toml").write_text(text)
     res = settings_of("-c", tmp_path / "bad.toml")
-    assert res.exit_code == 2 and words in res.output
+    assert res.returncode == 2 and words in res.stderr
     res = settings_of("-c", tmp_path / "missing.toml")
-    assert res.exit_code == 2 and "not found" in res.output
+    assert res.returncode == 2 and "not found" in res.stderr
 
 
 def test_the_library_checks_too():

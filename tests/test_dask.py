@@ -35,6 +35,7 @@ PIPELINE = BIN / "pipeline" if (BIN / "pipeline").exists() else REPO / ".venv/bi
 DASK = BIN / "dask" if (BIN / "dask").exists() else REPO / ".venv/bin/dask"
 
 pytestmark = [
+    pytest.mark.slow,
     pytest.mark.skipif(not RAW.is_dir(), reason=f"shared data absent ({RAW})"),
     pytest.mark.skipif(not DASK.exists(), reason=f"no dask command at {DASK}"),
 ]

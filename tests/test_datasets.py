@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import subprocess
 import tempfile
 from pathlib import Path
 
@@ -22,7 +21,7 @@ import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
-from conftest import SAMPLE_CSV, pipeline_command, read_results
+from conftest import SAMPLE_CSV, invoke, read_results
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -37,10 +36,10 @@ MALFORMED = 2  # rows planted without a canonical form: "1234" in a.csv, "x" * 8
 
 
 def pipeline_run(cwd: Path, out: str, *inputs: str, extra: tuple[str, ...] = ()) -> None:
-    args = [*pipeline_command(), "run", "--output", out, "--chunk-size", "50", "-q", *extra]
+    args = ["run", "--output", out, "--chunk-size", "50", "-q", *extra]
     for i in inputs:
         args += ["--input", i]
-    done = subprocess.run(args, capture_output=True, text=True, cwd=cwd, timeout=240)
+    done = invoke(args, cwd=cwd)
     assert done.returncode == 0, done.stderr
 
 
@@ -442,9 +441,9 @@ def test_augment_same_seed_same_output_whatever_the_parts(planted, augmented, tm
     assert pl.read_parquet(again).equals(aug)
     # Another run of the same inputs in other parts (chunk size) gives the same copies.
     base = planted["base"]
-    args = [*pipeline_command(), "run", "--output", str(tmp_path / "run2"), "--chunk-size",
-            "333", "--canonical", "-q", "--input", "a.csv", "--input", "b.txt"]
-    assert subprocess.run(args, cwd=base, capture_output=True, timeout=240).returncode == 0
+    args = ["run", "--output", str(tmp_path / "run2"), "--chunk-size", "333", "--canonical",
+            "-q", "--input", "a.csv", "--input", "b.txt"]
+    assert invoke(args, cwd=base).returncode == 0
     parts = len(list((tmp_path / "run2" / "results").glob("part-*")))
     assert parts < len(list((planted["run"] / "results").glob("part-*")))
     other = tmp_path / "other.parquet"

@@ -3,27 +3,19 @@ engine), clue counts, seeds, grades, and files that `pipeline run` reads back.""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
-from typer.testing import CliRunner
+from conftest import invoke
 
 from pipeline import check, generate, grade, grid, reference
-from pipeline.cli import app
-
-REPO = Path(__file__).resolve().parents[1]
-PIPELINE = str(Path(sys.executable).with_name("pipeline"))
-runner = CliRunner()
 
 
 def make(tmp_path: Path, *args: str, name: str = "out.csv") -> tuple[int, Path]:
     out = tmp_path / name
-    result = runner.invoke(app, ["generate", *args, "--output", str(out), "--quiet"])
-    return result.exit_code, out
+    return invoke(["generate", *args, "--output", str(out), "--quiet"]).returncode, out
 
 
 def read(path: Path) -> pl.DataFrame:
@@ -115,9 +107,8 @@ def test_unreachable_target_exits_1_and_writes_nothing(tmp_path, monkeypatch):
 def test_output_feeds_pipeline_run(tmp_path):
     code, out = make(tmp_path, "--count", "200", "--seed", "9")
     assert code == 0
-    run = subprocess.run([PIPELINE, "run", "-i", str(out), "-o", str(tmp_path / "run"),
-                          "--workers", "1", "--quiet"], capture_output=True, text=True,
-                         cwd=REPO, timeout=120)
+    run = invoke(["run", "-i", str(out), "-o", str(tmp_path / "run"), "--workers", "1",
+                  "--quiet"])
     assert run.returncode == 0, run.stderr
     res = pl.read_parquet(tmp_path / "run" / "results" / "*.parquet").sort("row")
     assert res.height == 200

@@ -5,29 +5,22 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from conftest import invoke
 
-from pipeline.cli import app
-
-REPO = Path(__file__).resolve().parents[1]
-PIPELINE = str(Path(sys.executable).with_name("pipeline"))
 CHARTS = ["chart-status", "chart-guesses", "chart-solve-time", "chart-clues-guesses",
           "chart-grades", "chart-throughput", "chart-sources"]
 SECTIONS = ["overview", "status", "effort", "solve-time", "clues-guesses", "grades",
             "throughput", "sources"]
-runner = CliRunner()
 
 
 def pipeline_run(inputs: list[Path], out: Path, *extra: str) -> None:
-    args = [PIPELINE, "run", "--output", str(out), "--workers", "1", "--quiet", *extra]
+    args = ["run", "--output", str(out), "--workers", "1", "--quiet", *extra]
     for i in inputs:
         args += ["--input", str(i)]
-    done = subprocess.run(args, capture_output=True, text=True, cwd=REPO, timeout=120)
+    done = invoke(args)
     assert done.returncode == 0, done.stderr
 
 
@@ -36,8 +29,8 @@ def run_folder(tmp_path_factory) -> Path:
     """A run over a generated file and a file of odd rows with an HTML-hostile name."""
     base = tmp_path_factory.mktemp("report")
     gen = base / "gen.csv"
-    assert runner.invoke(app, ["generate", "-n", "600", "--seed", "3", "-o", str(gen),
-                               "-q"]).exit_code == 0
+    assert invoke(["generate", "-n", "600", "--seed", "3", "-o", str(gen),
+                               "-q"]).returncode == 0
     odd = base / "odd<b>&'x.txt"
     odd.write_text("\n".join([
         "55" + "." * 79,  # invalid
@@ -57,8 +50,8 @@ def check_self_contained(text: str) -> None:
 
 
 def test_report_on_a_finished_run(run_folder):
-    result = runner.invoke(app, ["report", str(run_folder)])
-    assert result.exit_code == 0, result.output
+    result = invoke(["report", str(run_folder)])
+    assert result.returncode == 0, result.stderr
     assert "solved" in result.stdout and "UNFINISHED" not in result.stdout
     text = (run_folder / "report.html").read_text()
     check_self_contained(text)
@@ -84,8 +77,8 @@ def test_report_on_an_unfinished_run_and_html_option(run_folder, tmp_path):
     for p in sorted((copy / "results").glob("part-*.parquet"))[3:]:
         p.unlink()
     target = tmp_path / "elsewhere.html"
-    result = runner.invoke(app, ["report", str(copy), "--html", str(target)])
-    assert result.exit_code == 0
+    result = invoke(["report", str(copy), "--html", str(target)])
+    assert result.returncode == 0
     assert "UNFINISHED" in result.stdout
     text = target.read_text()
     check_self_contained(text)
@@ -98,8 +91,8 @@ def test_report_on_a_run_with_no_rows(tmp_path):
     empty.write_text("id,puzzle,solution\n")
     out = tmp_path / "run"
     pipeline_run([empty], out, "--no-timings")
-    result = runner.invoke(app, ["report", str(out)])
-    assert result.exit_code == 0, result.output
+    result = invoke(["report", str(out)])
+    assert result.returncode == 0, result.stderr
     text = (out / "report.html").read_text()
     check_self_contained(text)
     for cid in CHARTS:
@@ -108,11 +101,11 @@ def test_report_on_a_run_with_no_rows(tmp_path):
 
 def test_report_without_timings_says_so(tmp_path):
     gen = tmp_path / "g.csv"
-    assert runner.invoke(app, ["generate", "-n", "50", "--seed", "1", "-o", str(gen),
-                               "-q"]).exit_code == 0
+    assert invoke(["generate", "-n", "50", "--seed", "1", "-o", str(gen),
+                               "-q"]).returncode == 0
     out = tmp_path / "run"
     pipeline_run([gen], out, "--no-timings")
-    assert runner.invoke(app, ["report", str(out), "-q"]).exit_code == 0
+    assert invoke(["report", str(out), "-q"]).returncode == 0
     text = (out / "report.html").read_text()
     assert "no solve times in this run" in text
     assert '<svg id="chart-clues-guesses"' in text
@@ -120,8 +113,7 @@ def test_report_without_timings_says_so(tmp_path):
 
 def test_not_a_run_folder_exits_2(tmp_path):
     for target in (tmp_path, tmp_path / "missing"):
-        done = subprocess.run([PIPELINE, "report", str(target)], capture_output=True,
-                              text=True, timeout=60)
+        done = invoke(["report", str(target)])
         assert done.returncode == 2
         assert len(done.stderr.strip().splitlines()) == 1
         assert "not a run folder" in done.stderr or "no such folder" in done.stderr

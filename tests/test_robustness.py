@@ -32,6 +32,8 @@ from pipeline.errors import InputError, PipelineError
 UNSOLVABLE = "12345678." + "........9" + "." * 63
 BAD_FULL = SOLUTION[0] * 2 + SOLUTION[2:]
 
+pytestmark = pytest.mark.slow  # real processes, kills and signals (and a few fuzzing runs)
+
 
 # ---------------------------------------------------------------------------------------
 # helpers
@@ -299,12 +301,14 @@ def _group_alive(pgid: int) -> bool:
 def test_second_run_is_refused_and_lock_dies_with_holder(workdir, baseline):
     out = workdir / "locked"
     shutil.rmtree(out, ignore_errors=True)
-    # Tiny chunks make the first run slow enough for the second to arrive while it works.
-    first = start(big_args("locked", "--chunk-size", "3"), workdir)
+    # The first run, its inputs planned, waits at a test hook: it holds the folder.
+    hooks = workdir / "lock-hooks"
+    shutil.rmtree(hooks, ignore_errors=True)
+    hooks.mkdir()
+    first = start(big_args("locked"), workdir,
+                  {"PIPELINE_TEST_HOOK": "after-plan", "PIPELINE_TEST_HOOK_DIR": str(hooks)})
     try:
-        assert wait_for(lambda: len(parts_in(out)) >= 2, first)
-        if first.poll() is not None:
-            pytest.skip("the first run finished before the second started")
+        assert wait_for(lambda: (hooks / "after-plan.reached").exists(), first)
         code, _, err = run_sync(big_args("locked"), workdir)
         assert code == 2
         line = one_line(err)[0]
@@ -373,7 +377,7 @@ def test_write_error_mid_run_exit_3(workdir):
     """The results folder vanishes under a running job (a write error): exit 3, one line."""
     out = workdir / "werr"
     shutil.rmtree(out, ignore_errors=True)
-    proc = start(big_args("werr", "--chunk-size", "2"), workdir)
+    proc = start(big_args("werr", "--chunk-size", "10"), workdir)  # 1,800 parts
     try:
         assert wait_for(lambda: len(parts_in(out)) >= 3, proc)
         if proc.poll() is not None:

@@ -66,6 +66,7 @@ def _s3_results(fs, prefix: str) -> pl.DataFrame:
     return pl.concat(frames).sort("source", "row")
 
 
+@pytest.mark.slow
 def test_s3_input_and_output(s3, run_cli, tmp_path):
     fs, bucket = s3
     fs.put_file(str(SAMPLE_CSV), f"{bucket}/in/sample.csv")
@@ -100,6 +101,7 @@ def test_s3_input_and_output(s3, run_cli, tmp_path):
     assert comparable(_s3_results(fs, f"{bucket}/runs/one")).drop("source").equals(local)
 
 
+@pytest.mark.slow
 def test_s3_glob_and_missing_input(s3, run_cli):
     fs, bucket = s3
     for name in ("a.txt", "b.txt"):

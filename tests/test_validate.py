@@ -6,11 +6,7 @@ import gzip
 import json
 from pathlib import Path
 
-from typer.testing import CliRunner
-
-from pipeline.cli import app
-
-runner = CliRunner()
+from conftest import invoke
 
 # A valid complete grid and a puzzle of it.
 GRID = "534678912672195348198342567859761423426853791713924856961537284287419635345286179"
@@ -19,7 +15,7 @@ OTHER = "12345678945678912378912345621436589736589721489721436553164297864297853
 
 
 def run(*args: str):
-    return runner.invoke(app, ["validate", *args])
+    return invoke(["validate", *args])
 
 
 def lines(result) -> list[str]:
@@ -32,7 +28,7 @@ def test_boards_valid_and_invalid_with_reasons(tmp_path):
     f = tmp_path / "boards.txt"
     f.write_text("\n".join([GRID, PUZZLE, clash_row, clash_col, "12345", GRID]) + "\n")
     result = run(str(f))
-    assert result.exit_code == 1
+    assert result.returncode == 1
     got = lines(result)
     assert got[0] == "row 2: digit 5 twice in grid row 1"
     assert got[1].startswith("row 3: digit 5 ")
@@ -53,7 +49,7 @@ def test_all_valid_exits_0(tmp_path):
     f = tmp_path / "ok.txt"
     f.write_text(f"{GRID}\n{OTHER}\n{PUZZLE}\n")
     result = run(str(f))
-    assert result.exit_code == 0
+    assert result.returncode == 0
     assert lines(result) == []
     assert "3 valid, 0 invalid" in result.stderr
 
@@ -74,7 +70,7 @@ def test_pairs(tmp_path):
     f = tmp_path / "pairs.csv"
     f.write_text("puzzle,solution\n" + "".join(f"{p},{s}\n" for p, s in rows))
     result = run(str(f), "--all")
-    assert result.exit_code == 1
+    assert result.returncode == 1
     got = lines(result)
     assert got[0] == "row 0: valid (pair)"
     assert got[1] == "row 1: solution: digit 9 twice in grid column 8"
@@ -90,7 +86,7 @@ def test_json_summary_and_gzip(tmp_path):
     with gzip.open(f, "wt") as out:
         out.write(f"{GRID}\n{'55' + GRID[2:]}\n{GRID}\n")
     result = run(str(f), "--json")
-    assert result.exit_code == 1
+    assert result.returncode == 1
     doc = json.loads(result.stdout)
     assert doc["rows"] == 3 and doc["valid"] == 2 and doc["invalid"] == 1
     assert doc["shape"] == "boards" and doc["exit_code"] == 1
@@ -103,22 +99,22 @@ def test_json_summary_and_gzip(tmp_path):
 
 
 def test_unusable_files_exit_2(tmp_path):
-    assert run(str(tmp_path / "missing.txt")).exit_code == 2
-    assert run(str(tmp_path)).exit_code == 2  # a folder
+    assert run(str(tmp_path / "missing.txt")).returncode == 2
+    assert run(str(tmp_path)).returncode == 2  # a folder
     empty = tmp_path / "empty.txt"
     empty.write_text("")
-    assert run(str(empty)).exit_code == 2
+    assert run(str(empty)).returncode == 2
     binary = tmp_path / "blob.bin"
     binary.write_bytes(b"\x00\x01\x02" * 100)
-    assert run(str(binary)).exit_code == 2
+    assert run(str(binary)).returncode == 2
 
 
 def test_generated_file_is_valid(tmp_path):
     out = tmp_path / "gen.csv"
-    assert runner.invoke(app, ["generate", "-n", "50", "--seed", "4", "-o", str(out),
-                               "-q"]).exit_code == 0
+    assert invoke(["generate", "-n", "50", "--seed", "4", "-o", str(out),
+                               "-q"]).returncode == 0
     result = run(str(out))
-    assert result.exit_code == 0
+    assert result.returncode == 0
     assert "50 valid, 0 invalid" in result.stderr
 
 

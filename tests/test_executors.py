@@ -1,0 +1,109 @@
+"""pipeline.executors: the local pool of forkserver workers, with real processes.
+
+Fork safety (the forkserver runs no thread when it forks), one pipe per worker (a death
+loses only its own task), nothing inherited from the parent (not the folder's lock), and a
+pool that stops trying when workers die as they start.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import psutil
+import pytest
+from conftest import PUZZLE
+
+from pipeline import plan, schema
+from pipeline.errors import RunFailed, WorkerLost
+from pipeline.executors import LocalExecutor
+from pipeline.folder import RunFolder
+from pipeline.storage import Location
+from pipeline.tasks import Solve
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def pool():
+    ex = LocalExecutor(2)
+    ex.ready()
+    yield ex
+    ex.close()
+
+
+def _solve_task(tmp_path, n: int = 200) -> Solve:
+    from conftest import InlineExecutor
+
+    path = tmp_path / "in.txt"
+    path.write_text((PUZZLE + "\n") * n)
+    inp = plan.open_input(str(path), 0, None, None, schema.OURS)
+    plan.plan_inputs([inp], InlineExecutor(), 10**6)
+    results = Location(str(tmp_path / "out" / "results"))
+    results.makedirs()
+    return Solve(inp.ranges[0], inp.location, inp.layout, inp.source, results, (), False, 2,
+                 False)
+
+
+def test_the_forkserver_runs_no_thread_and_workers_are_named(pool):
+    workers = [psutil.Process(pid) for pid in pool.pids()]
+    assert {w.name() for w in workers} == {"pipeline-worker"}
+    forkserver = workers[0].parent()
+    assert forkserver.pid != os.getpid() and forkserver.num_threads() == 1
+    assert all(w.num_threads() == 1 for w in workers)
+
+
+def test_a_dead_worker_loses_only_its_own_task(pool, tmp_path):
+    task = _solve_task(tmp_path)
+    victim, _ = pool.pids()
+    a, b = pool.submit(task), pool.submit(task)
+    os.kill(victim, signal.SIGKILL)
+    deadline = time.time() + 60
+    while not (a.done() and b.done()) and time.time() < deadline:
+        pool.wait([f for f in (a, b) if not f.done()], timeout=5)
+    assert a.done() and b.done()
+    outcomes = []
+    for fut in (a, b):
+        try:
+            outcomes.append(pool.result(fut).rows)
+        except WorkerLost as exc:
+            outcomes.append(str(exc))
+    assert 200 in outcomes  # the other worker's task finished
+    lost = [o for o in outcomes if isinstance(o, str)]
+    assert all(f"worker process {victim} died (killed by SIGKILL)" in o for o in lost)
+    assert len(pool.pids()) == 2 and victim not in pool.pids()  # replaced
+    again = pool.submit(task)
+    assert pool.wait([again], timeout=60) == {again} and pool.result(again).rows == 200
+
+
+def test_workers_do_not_hold_the_folders_lock(tmp_path):
+    folder = RunFolder(Location(str(tmp_path / "out")))
+    folder.open()
+    folder.lock("this test")
+    ex = LocalExecutor(1)
+    try:
+        ex.ready()
+        lock = str(tmp_path / "out" / ".lock")
+        for pid in ex.pids():
+            fds = os.listdir(f"/proc/{pid}/fd")
+            assert all(os.path.realpath(f"/proc/{pid}/fd/{fd}") != lock for fd in fds)
+    finally:
+        ex.close()
+        folder.unlock()
+
+
+def test_workers_that_die_as_they_start_end_the_run(monkeypatch):
+    from pipeline import executors
+
+    monkeypatch.setattr(executors, "_worker_main", _die_at_once)
+    ex = LocalExecutor(1)
+    try:
+        with pytest.raises(RunFailed, match="die as they start"):
+            ex.ready()
+    finally:
+        ex.close()
+
+
+def _die_at_once(conn, level, hooks) -> None:
+    os._exit(7)
