@@ -11,12 +11,12 @@ aim is twice that.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+import puzzle_sets  # benchmarks/, beside this file
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -32,21 +32,6 @@ SETS = [
 ]
 CPP_RATE = 230_000
 AIM_RATE = 2 * CPP_RATE
-
-_TOKEN = re.compile(r"(?<![0-9.])[0-9.]{81}(?![0-9.])")
-
-
-def load(path: Path, field: int, n: int | None) -> np.ndarray:
-    rows = []
-    with open(path, errors="replace") as f:
-        for line in f:
-            tokens = _TOKEN.findall(line)
-            if len(tokens) > field:
-                rows.append(tokens[field].replace(".", "0"))
-                if n is not None and len(rows) >= n:
-                    break
-    return np.frombuffer("".join(rows).encode(), np.uint8).reshape(-1, 81) - 48
-
 
 def best_time(fn, repeats: int) -> tuple[float, float]:
     """Best wall-clock and best CPU seconds of a few calls."""
@@ -86,7 +71,7 @@ def main() -> None:
         if not path.exists():
             print(f"{name:<20} (absent: {path})")
             continue
-        g = load(path, field, n_quick if args.quick else n_full)
+        g = puzzle_sets.load(path, n_quick if args.quick else n_full, field)
         n = len(g)
         dt, cpu = best_time(lambda g=g: minlex(g), repeats)
         _, autos = minlex(g)

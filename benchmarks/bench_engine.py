@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import puzzle_sets  # benchmarks/, beside this file
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -48,37 +49,14 @@ SETS = [
     ("serg (non-unique)", "tdoku_benchmark_sets/puzzles7_serg_benchmark", None, 2_000),
 ]
 
-_TOKEN = re.compile(r"(?<![0-9.])[0-9.]{81}(?![0-9.])")
-
-
-def load(path: Path, n: int | None) -> np.ndarray:
-    rows = []
-    with open(path, errors="replace") as f:
-        for line in f:
-            m = _TOKEN.search(line)
-            if m:
-                rows.append(m.group(0).replace(".", "0"))
-                if n is not None and len(rows) >= n:
-                    break
-    return np.frombuffer("".join(rows).encode(), np.uint8).reshape(-1, 81) - 48
-
-
 def equivalent(grids: np.ndarray, seed: int) -> np.ndarray:
     """The same puzzles under a random symmetry each (relabelling, band/row/stack/column
     permutations, transposition), in a shuffled order."""
+    from pipeline import canonical
+
     rng = np.random.default_rng(seed)
-    n = len(grids)
-    out = np.empty_like(grids)
-    idx = np.arange(81).reshape(9, 9)
-    for k, p in enumerate(rng.permutation(n)):
-        rows = np.concatenate([3 * b + rng.permutation(3) for b in rng.permutation(3)])
-        cols = np.concatenate([3 * s + rng.permutation(3) for s in rng.permutation(3)])
-        cells = idx[rows][:, cols]
-        if rng.random() < 0.5:
-            cells = cells.T
-        relabel = np.concatenate([[0], rng.permutation(9) + 1]).astype(np.uint8)
-        out[k] = relabel[grids[p][cells.ravel()]]
-    return out
+    moved = canonical.transform(grids, canonical.random_transforms(rng, len(grids)))
+    return moved[rng.permutation(len(grids))]
 
 
 def write_dots(grids: np.ndarray, path: Path) -> None:
@@ -234,7 +212,7 @@ def main() -> None:
         if not path.exists():
             print(f"{name:<20} (absent: {path})")
             continue
-        g = load(path, n_quick if args.quick else n_full)
+        g = puzzle_sets.load(path, n_quick if args.quick else n_full)
         if name == "Kaggle slice":
             kaggle = g
         stem = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")

@@ -419,15 +419,7 @@ def _open_run(run_dir, need_canonical: bool = True, finished: bool = True) -> _R
     """A run folder's parts, sources and columns; InputError when it is not a usable run."""
     loc = as_location(run_dir)
     shown = loc.shown
-    if not loc.exists():
-        raise InputError(f"{shown}: no such folder")
-    if not loc.is_dir():
-        raise InputError(f"{shown}: not a folder")
-    names = loc.listdir()
-    if finished and layout.SUCCESS not in names:
-        why = ("not a run folder" if layout.MANIFEST not in names and layout.RESULTS
-               not in names else "not a finished run")
-        raise InputError(f"{shown}: {why} (no {layout.SUCCESS}); finish the run first")
+    layout.existing_run(loc, finished)
     manifest: dict = {}
     with contextlib.suppress(OSError, ValueError):
         manifest = json.loads(loc.child(layout.MANIFEST).read_bytes())

@@ -24,7 +24,7 @@ import logging
 import os
 from dataclasses import dataclass
 
-from pipeline.errors import DefinitionMismatch, OutputBusy, RunFailed, UsageError
+from pipeline.errors import DefinitionMismatch, InputError, OutputBusy, RunFailed, UsageError
 from pipeline.storage import Location, why
 
 log = logging.getLogger("pipeline.folder")
@@ -48,6 +48,24 @@ def part_name(number: int) -> str:
 
 def is_part(name: str) -> bool:
     return name.startswith("part-") and name.endswith(".parquet")
+
+
+def existing_run(loc: Location, finished: bool = False) -> list[str]:
+    """The names in a run folder that a command reads (report, show, dedup, ...); an
+    InputError when it is missing, not a folder, not a run folder, or (finished=True) a run
+    without its _SUCCESS."""
+    if not loc.exists():
+        raise InputError(f"{loc.shown}: no such folder")
+    if not loc.is_dir():
+        raise InputError(f"{loc.shown}: not a folder")
+    names = loc.listdir()
+    run_like = MANIFEST in names or RESULTS in names
+    if finished and SUCCESS not in names:
+        why = "not a finished run" if run_like else "not a run folder"
+        raise InputError(f"{loc.shown}: {why} (no {SUCCESS}); finish the run first")
+    if not run_like:
+        raise InputError(f"{loc.shown}: not a run folder (no {MANIFEST} or {RESULTS}/ in it)")
+    return names
 
 
 @dataclass

@@ -280,8 +280,11 @@ def _careful(batch: records.Batch, idx: np.ndarray, layout: Layout) -> Rows:
     used = _gather(data, batch.starts, batch.ends, idx, keep, out, offsets, flags)
     out = out[:used]
     reasons: dict[int, str] = {}
-    position = {int(r): j for j, r in enumerate(idx)}
-    long = {position[i]: length for i, length in batch.long.items() if i in position}
+    long = {}  # position in idx (sorted record numbers) -> the record's full length
+    for i, length in batch.long.items():  # a few records over 1 MiB, not every row
+        j = int(np.searchsorted(idx, i))
+        if j < n and idx[j] == i:
+            long[j] = length
     fixed: dict[int, str] = {}  # rows whose text must be put right: not UTF-8, too long
     for j in np.flatnonzero(flags & 1).tolist():
         raw = out[offsets[j]: offsets[j + 1]].tobytes()

@@ -99,19 +99,10 @@ def _short(x: float) -> str:
     return f"{x:.2g}" if x < 10 else f"{x:.0f}"
 
 
-def is_run_folder(folder: Path) -> bool:
-    return folder.is_dir() and ((folder / layout.MANIFEST).is_file()
-                                or (folder / layout.RESULTS).is_dir())
-
-
 def load(folder: str | Path) -> RunData:
     """Read and aggregate a run folder; InputError when it is not one."""
     folder = Path(folder)
-    if not folder.exists():
-        raise InputError(f"{folder}: no such folder")
-    if not is_run_folder(folder):
-        raise InputError(f"{folder}: not a run folder (no {layout.MANIFEST} or "
-                         f"{layout.RESULTS}/ in it)")
+    layout.existing_run(Location(str(folder)))
     manifest: dict = {}
     try:
         manifest = json.loads((folder / layout.MANIFEST).read_text())
@@ -652,11 +643,7 @@ def show(folder: str, statuses: list[str], limit: int = 20, fmt: str = "table") 
     """`pipeline show`: the rows of a run with the given statuses (source, row, status,
     reason, puzzle), read lazily: only the rows shown are held."""
     root = Path(folder)
-    if not root.exists():
-        raise InputError(f"{folder}: no such folder")
-    if not is_run_folder(root):
-        raise InputError(f"{folder}: not a run folder (no {layout.MANIFEST} or "
-                         f"{layout.RESULTS}/ in it)")
+    layout.existing_run(Location(folder))
     parts = sorted((root / layout.RESULTS).glob("part-*.parquet"))
     if not parts:
         return 0

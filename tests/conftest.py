@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -26,8 +28,33 @@ LEET = "53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5
 LEET_SOLUTION = "534678912672195348198342567859761423426853791713924856961537284287419635345286179"
 
 
+RAW = REPO.parent / "shared" / "data" / "raw"  # the shared puzzle collections
+_TOKEN = re.compile(r"(?<![0-9.])[0-9.]{81}(?![0-9.])")
+
+
 def _shared_raw() -> Path:
-    return Path(__file__).resolve().parents[1].parent / "shared" / "data" / "raw"
+    return RAW
+
+
+def load_set(rel: str, n: int | None = None, field: int = 0, every: int = 1) -> np.ndarray:
+    """The field-th 81-character token of [0-9.] of every every-th line holding one, of a
+    shared data set, at most n, as an (N, 81) uint8 array; the test is skipped without it."""
+    path = RAW / rel
+    if not path.exists():
+        pytest.skip(f"data set {path} is absent")
+    rows = []
+    k = 0
+    with open(path, errors="replace") as f:
+        for line in f:
+            tokens = _TOKEN.findall(line)
+            if len(tokens) <= field:
+                continue
+            if k % every == 0:
+                rows.append(tokens[field].replace(".", "0"))
+                if n is not None and len(rows) >= n:
+                    break
+            k += 1
+    return np.frombuffer("".join(rows).encode(), np.uint8).reshape(-1, 81) - 48
 
 
 @pytest.fixture(scope="session")

@@ -60,6 +60,15 @@ def one_line(err: str) -> str:
     return lines[0]
 
 
+def start_big_at(hook: str, tmp_path: Path, big: Path) -> tuple[subprocess.Popen, Path]:
+    """The big run with a test hook armed (pipeline.testhooks); the hooks' marker folder."""
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    proc = start(["run", "-i", big, "-o", "out", *BIG], tmp_path,
+                 PIPELINE_TEST_HOOK=hook, PIPELINE_TEST_HOOK_DIR=str(hooks))
+    return proc, hooks
+
+
 def wait_file(path: Path, proc: subprocess.Popen, timeout: float = 60) -> None:
     deadline = time.time() + timeout
     while not path.exists():
@@ -182,10 +191,7 @@ def test_5_cr_only_line_ends(tmp_path):
 
 @pytest.mark.parametrize("attempt", range(3))
 def test_6_a_worker_killed_halfway_through_sending_its_result(tmp_path, big, attempt):
-    hooks = tmp_path / "hooks"
-    hooks.mkdir()
-    proc = start(["run", "-i", big, "-o", "out", *BIG], tmp_path,
-                 PIPELINE_TEST_HOOK="half-send", PIPELINE_TEST_HOOK_DIR=str(hooks))
+    proc, hooks = start_big_at("half-send", tmp_path, big)
     try:
         wait_file(hooks / "half-send.fired", proc)
         time.sleep(0.2)  # it has written half of its message and is waiting
@@ -229,10 +235,7 @@ def test_7_workers_die_with_their_parent_and_hold_no_lock(tmp_path, big):
 
 @pytest.mark.parametrize("attempt", range(4))
 def test_8_a_second_ctrl_c_while_stopping(tmp_path, big, attempt):
-    hooks = tmp_path / "hooks"
-    hooks.mkdir()
-    proc = start(["run", "-i", big, "-o", "out", *BIG], tmp_path,
-                 PIPELINE_TEST_HOOK="pause-shutdown", PIPELINE_TEST_HOOK_DIR=str(hooks))
+    proc, hooks = start_big_at("pause-shutdown", tmp_path, big)
     try:
         deadline = time.time() + 60
         while not list((tmp_path / "out" / "results").glob("part-*.parquet")):
@@ -301,10 +304,7 @@ def test_9_gzip_on_stdin(tmp_path):
 
 
 def test_10_an_input_edited_during_the_run(tmp_path, big):
-    hooks = tmp_path / "hooks"
-    hooks.mkdir()
-    proc = start(["run", "-i", big, "-o", "out", *BIG], tmp_path,
-                 PIPELINE_TEST_HOOK="after-plan", PIPELINE_TEST_HOOK_DIR=str(hooks))
+    proc, hooks = start_big_at("after-plan", tmp_path, big)
     try:
         wait_file(hooks / "after-plan.reached", proc)
         data = big.read_bytes()
@@ -415,10 +415,7 @@ def test_12_a_stop_signal_early_in_start_up(tmp_path, sig, code, after):
 
 @pytest.mark.parametrize("point", ["after-plan", "before-stats"])
 def test_12_ctrl_c_while_planning_or_writing_the_stats(tmp_path, big, point):
-    hooks = tmp_path / "hooks"
-    hooks.mkdir()
-    proc = start(["run", "-i", big, "-o", "out", *BIG], tmp_path,
-                 PIPELINE_TEST_HOOK=point, PIPELINE_TEST_HOOK_DIR=str(hooks))
+    proc, hooks = start_big_at(point, tmp_path, big)
     try:
         wait_file(hooks / f"{point}.reached", proc)
         os.killpg(proc.pid, signal.SIGINT)

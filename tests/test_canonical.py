@@ -8,12 +8,10 @@ with the module.  Solutions are judged by pipeline.check.is_solution.
 from __future__ import annotations
 
 import itertools
-import re
-from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import LEET, LEET_SOLUTION, PUZZLE, SOLUTION
+from conftest import LEET, LEET_SOLUTION, PUZZLE, SOLUTION, load_set
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
@@ -30,8 +28,6 @@ from pipeline.canonical import (
 )
 from pipeline.check import is_complete_grid, is_solution
 
-REPO = Path(__file__).resolve().parents[1]
-RAW = REPO.parent / "shared" / "data" / "raw"
 EMPTY = "0" * 81
 # The smallest minlex solution grid, and the most symmetric grid (648 automorphisms);
 # both checked below by the exhaustive reference, not taken on trust.
@@ -43,23 +39,6 @@ SYM_GRID = "12345678945678912378912345623156489756489723189723156431264597864597
 # helpers
 # --------------------------------------------------------------------------------------
 
-_TOKEN = re.compile(r"(?<![0-9.])[0-9.]{81}(?![0-9.])")
-
-
-def load(rel: str, n: int | None = None, field: int = 0) -> np.ndarray:
-    """The field-th 81-char token of [0-9.] of each line, as an (N, 81) uint8 array."""
-    path = RAW / rel
-    if not path.exists():
-        pytest.skip(f"data set {path} is absent")
-    rows = []
-    with open(path, errors="replace") as f:
-        for line in f:
-            tokens = _TOKEN.findall(line)
-            if len(tokens) > field:
-                rows.append(tokens[field].replace(".", "0"))
-                if n is not None and len(rows) >= n:
-                    break
-    return np.frombuffer("".join(rows).encode(), np.uint8).reshape(-1, 81) - 48
 
 
 def grid(text: str) -> np.ndarray:
@@ -329,11 +308,11 @@ def test_general_path_agrees_with_fast_path(g):
 
 def test_data_sets_transform_to_their_form(shared_data):
     g = np.concatenate([
-        load("tdoku_benchmark_sets/puzzles2_17_clue", 3000),
-        load("tdoku_benchmark_sets/puzzles5_forum_hardest_1905_11+", 3000),
-        load("kaggle_bryanpark_1m/sudoku_small.csv", 1000),
-        load("kaggle_bryanpark_1m/sudoku_small.csv", 300, field=1),
-        load("tdoku_benchmark_sets/puzzles7_serg_benchmark", 1000),
+        load_set("tdoku_benchmark_sets/puzzles2_17_clue", 3000),
+        load_set("tdoku_benchmark_sets/puzzles5_forum_hardest_1905_11+", 3000),
+        load_set("kaggle_bryanpark_1m/sudoku_small.csv", 1000),
+        load_set("kaggle_bryanpark_1m/sudoku_small.csv", 300, field=1),
+        load_set("tdoku_benchmark_sets/puzzles7_serg_benchmark", 1000),
     ])
     rng = np.random.default_rng(11)
     forms, autos = minlex(g)
@@ -353,18 +332,18 @@ def test_data_sets_transform_to_their_form(shared_data):
 
 def test_minimal_by_exhaustive_reference(shared_data):
     rng = np.random.default_rng(2024)
-    seventeen = load("tdoku_benchmark_sets/puzzles2_17_clue")
+    seventeen = load_set("tdoku_benchmark_sets/puzzles2_17_clue")
     f17, _ = minlex(seventeen)
     not_fixed = np.flatnonzero((f17 != seventeen).any(axis=1))
-    kaggle = load("kaggle_bryanpark_1m/sudoku_small.csv", 2000)
+    kaggle = load_set("kaggle_bryanpark_1m/sudoku_small.csv", 2000)
     groups = {
         "17-clue": sample(seventeen, 40, 1),
         "17-clue lines not in minlex form": seventeen[rng.choice(not_fixed, 10, replace=False)],
-        "forum hardest": sample(load("tdoku_benchmark_sets/puzzles5_forum_hardest_1905_11+"), 30, 2),
-        "top1465": sample(load("tdoku_benchmark_sets/puzzles3_magictour_top1465"), 20, 3),
+        "forum hardest": sample(load_set("tdoku_benchmark_sets/puzzles5_forum_hardest_1905_11+"), 30, 2),
+        "top1465": sample(load_set("tdoku_benchmark_sets/puzzles3_magictour_top1465"), 20, 3),
         "Kaggle": sample(kaggle, 30, 4),
-        "Kaggle solutions": sample(load("kaggle_bryanpark_1m/sudoku_small.csv", 2000, 1), 15, 5),
-        "serg (non-unique)": sample(load("tdoku_benchmark_sets/puzzles7_serg_benchmark"), 15, 6),
+        "Kaggle solutions": sample(load_set("kaggle_bryanpark_1m/sudoku_small.csv", 2000, field=1), 15, 5),
+        "serg (non-unique)": sample(load_set("tdoku_benchmark_sets/puzzles7_serg_benchmark"), 15, 6),
         "invalid": random_grids(rng, 30, 15, 40),
         "near-empty": random_grids(rng, 30, 0, 6),
         "Latin squares": latin_squares(rng, 8),
@@ -384,8 +363,8 @@ def test_minimal_by_exhaustive_reference(shared_data):
 
 
 def test_17_clue_files(shared_data):
-    tdoku = load("tdoku_benchmark_sets/puzzles2_17_clue")
-    royle = load("royle_17clue/sudoku17.txt")
+    tdoku = load_set("tdoku_benchmark_sets/puzzles2_17_clue")
+    royle = load_set("royle_17clue/sudoku17.txt")
     assert len(tdoku) == 49_158 and len(royle) == 49_151
     f_tdoku, a_tdoku = minlex(tdoku)
     f_royle, _ = minlex(royle)
@@ -423,8 +402,8 @@ def test_solutions_map_with_their_puzzles():
 
 
 def test_solutions_map_with_their_puzzles_data(shared_data):
-    p = load("kaggle_bryanpark_1m/sudoku_small.csv", 3000)
-    s = load("kaggle_bryanpark_1m/sudoku_small.csv", 3000, field=1)
+    p = load_set("kaggle_bryanpark_1m/sudoku_small.csv", 3000)
+    s = load_set("kaggle_bryanpark_1m/sudoku_small.csv", 3000, field=1)
     t = random_transforms(np.random.default_rng(9), len(p))
     assert is_solution(transform(p, t), transform(s, t)).all()
     # a solution goes to the canonical frame of its puzzle with the puzzle's transformation

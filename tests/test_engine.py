@@ -6,46 +6,24 @@ available), never by the engine itself.
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import RAW, load_set
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.engine import solve_batch, warm_up
 
 REPO = Path(__file__).resolve().parents[1]
-RAW = REPO.parent / "shared" / "data" / "raw"
 
 # --------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------
 
-_TOKEN = re.compile(r"(?<![0-9.])[0-9.]{81}(?![0-9.])")
-
-
-def load(rel: str, n: int | None = None, every: int = 1) -> np.ndarray:
-    """First 81-char token of [0-9.] per line, as an (N, 81) uint8 array."""
-    path = RAW / rel
-    if not path.exists():
-        pytest.skip(f"data set {path} is absent")
-    rows = []
-    k = 0
-    with open(path, errors="replace") as f:
-        for line in f:
-            m = _TOKEN.search(line)
-            if not m:
-                continue
-            if k % every == 0:
-                rows.append(m.group(0).replace(".", "0"))
-                if n is not None and len(rows) >= n:
-                    break
-            k += 1
-    return np.frombuffer("".join(rows).encode(), np.uint8).reshape(-1, 81) - 48
 
 
 def grid_of(text: str) -> np.ndarray:
@@ -160,14 +138,14 @@ def test_larger_limits_count_distinct_solutions():
 
 
 def test_limit_one_stops_at_first_solution():
-    serg = load("tdoku_benchmark_sets/puzzles7_serg_benchmark", 200)
+    serg = load_set("tdoku_benchmark_sets/puzzles7_serg_benchmark", 200)
     sols, n, g, _ = solve_batch(serg, 1)
     assert np.all(n == 1)
     assert all_valid(serg, sols)
 
 
 def test_serg_set_has_multiple_solutions():
-    serg = load("tdoku_benchmark_sets/puzzles7_serg_benchmark", 300)
+    serg = load_set("tdoku_benchmark_sets/puzzles7_serg_benchmark", 300)
     sols, n, g, _ = solve_batch(serg, 2)
     assert np.all(n == 2)
     assert all_valid(serg, sols)
@@ -176,7 +154,7 @@ def test_serg_set_has_multiple_solutions():
 def test_sixteen_clue_grids_have_multiple_solutions():
     # no 16-clue puzzle is unique, so dropping any given of a 17-clue puzzle
     # leaves at least two solutions
-    p17 = load("royle_17clue/sudoku17.txt", 100)
+    p17 = load_set("royle_17clue/sudoku17.txt", 100)
     rng = np.random.default_rng(16)
     p16 = p17.copy()
     for row in p16:
@@ -298,7 +276,7 @@ UNIQUE_SETS = [
 
 @pytest.mark.parametrize("rel,every,n", UNIQUE_SETS, ids=[s[0].split("/")[-1] for s in UNIQUE_SETS])
 def test_unique_sets(rel, every, n):
-    puzzles = load(rel, n, every)
+    puzzles = load_set(rel, n, every=every)
     assert len(puzzles) > 0
     for lim in (2, 1):
         sols, ns, g, _ = solve_batch(puzzles, lim)
@@ -327,7 +305,7 @@ def test_kaggle_solutions_match_file():
 
 def test_agrees_with_reference_on_easy_kaggle():
     ref = pytest.importorskip("pipeline.reference")
-    puzzles = load("kaggle_bryanpark_1m/sudoku_small.csv", 300)
+    puzzles = load_set("kaggle_bryanpark_1m/sudoku_small.csv", 300)
     sols, n, g, _ = solve_batch(puzzles, 2)
     for p, s, k in zip(puzzles, sols, n, strict=True):
         r = ref.solve_grid([int(v) for v in p])
@@ -342,7 +320,7 @@ def test_agrees_with_reference_on_easy_kaggle():
 
 
 def test_guesses_deterministic_and_batch_independent():
-    puzzles = load("tdoku_benchmark_sets/puzzles6_forum_hardest_1106", 60)
+    puzzles = load_set("tdoku_benchmark_sets/puzzles6_forum_hardest_1106", 60)
     a = solve_batch(puzzles, 2)
     b = solve_batch(puzzles.copy(), 2)
     assert np.array_equal(a[2], b[2]) and np.array_equal(a[0], b[0])
@@ -358,7 +336,7 @@ def test_guesses_deterministic_and_batch_independent():
 
 
 def test_timings():
-    puzzles = load("tdoku_benchmark_sets/puzzles3_magictour_top1465", 200)
+    puzzles = load_set("tdoku_benchmark_sets/puzzles3_magictour_top1465", 200)
     s1, n1, g1, c1 = solve_batch(puzzles, 2, timings=True)
     s0, n0, g0, c0 = solve_batch(puzzles, 2)
     assert c0 is None
@@ -372,7 +350,7 @@ def test_timings():
 
 
 def test_input_not_modified_and_noncontiguous_accepted():
-    puzzles = load("tdoku_benchmark_sets/puzzles3_magictour_top1465", 20)
+    puzzles = load_set("tdoku_benchmark_sets/puzzles3_magictour_top1465", 20)
     before = puzzles.copy()
     b = solve_batch(puzzles, 2)
     assert np.array_equal(puzzles, before)
@@ -484,7 +462,7 @@ def test_solved_without_guessing_means_unique():
     # easy puzzles less a few givens: some stay unique, some do not; the engine's count
     # agrees with the reference, in particular whenever it needed no branch
     ref = pytest.importorskip("pipeline.reference")
-    puzzles = load("kaggle_bryanpark_1m/sudoku_small.csv", 150)
+    puzzles = load_set("kaggle_bryanpark_1m/sudoku_small.csv", 150)
     rng = np.random.default_rng(7)
     for row in puzzles:
         row[rng.choice(np.flatnonzero(row), size=rng.integers(0, 7), replace=False)] = 0
@@ -531,10 +509,10 @@ def test_results_do_not_depend_on_the_batch(seed):
     # next to any other puzzles, valid or not
     pool = np.concatenate(
         [
-            load("tdoku_benchmark_sets/puzzles6_forum_hardest_1106", 20),
-            load("tdoku_benchmark_sets/puzzles3_magictour_top1465", 20),
-            load("kaggle_bryanpark_1m/sudoku_small.csv", 10),
-            load("tdoku_benchmark_sets/puzzles7_serg_benchmark", 10),
+            load_set("tdoku_benchmark_sets/puzzles6_forum_hardest_1106", 20),
+            load_set("tdoku_benchmark_sets/puzzles3_magictour_top1465", 20),
+            load_set("kaggle_bryanpark_1m/sudoku_small.csv", 10),
+            load_set("tdoku_benchmark_sets/puzzles7_serg_benchmark", 10),
         ]
     )
     bad = grid_of(SOLVED).copy()
