@@ -19,6 +19,9 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
+	@# Bytecode now, as pip does for a regular install: with PYTHONDONTWRITEBYTECODE set,
+	@# every process would compile our modules again as it starts.
+	$(PY) -m compileall -q pipeline
 	@touch $(STAMP)
 
 solve-dataset: $(STAMP) ## Run the main job on the bundled sample (INPUT=, OUTPUT= to override)

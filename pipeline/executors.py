@@ -9,7 +9,10 @@ numba, pyarrow and the compiled kernels once (with no thread started: OpenBLAS h
 thread, Arrow's jemalloc without its background thread) and forks each worker from that
 state. A worker is thus warm at once and never inherits the parent's threads (polars',
 pyarrow's), its locks or its files: the output folder's lock stays with the parent. polars,
-whose import starts threads, is imported by a worker only when it needs it.
+whose import starts threads, is imported by a worker only when it needs it. Starting a
+worker waits for the forkserver's imports (about a second), so the pool starts its workers
+from a thread: it takes tasks at once, and says it is `warming()` until a worker is ready
+(the parent plans in that time).
 
 Each worker has its own pipe to the parent, for tasks in and for results and log records
 out, and nothing else is shared, so a worker that dies, even halfway through a message,
@@ -30,6 +33,7 @@ import multiprocessing.connection
 import os
 import pickle
 import signal
+import threading
 import time
 from collections import deque
 from collections.abc import Iterable
@@ -65,6 +69,10 @@ class Executor:
 
     def ready(self) -> None:
         """Block until the workers are started."""
+
+    def warming(self) -> bool:
+        """Whether no worker can take a task yet (the pool is starting); never blocks."""
+        return False
 
     def close(self, cancel: bool = False) -> None:
         pass
@@ -201,8 +209,28 @@ class LocalExecutor(Executor):
         self._closed = False
         self._failed_starts = 0
         self.cycles_per_us: float | None = None
-        for _ in range(self.workers):
-            self._start_worker()
+        # A start blocks until the forkserver has finished its imports (about a second):
+        # the workers are started from a thread, and the parent plans in the meantime.
+        self._start_error: BaseException | None = None
+        self._starter: threading.Thread | None = threading.Thread(
+            target=self._start_all, name="pipeline-start-workers", daemon=True)
+        self._starter.start()
+
+    def _start_all(self) -> None:
+        try:
+            for _ in range(self.workers):
+                self._start_worker()
+        except BaseException as exc:  # raised in the main thread, by _started()
+            self._start_error = exc
+
+    def _started(self, check: bool = True) -> None:
+        """Wait for the workers' start (only the first call may block); raise what made it
+        fail, if `check`."""
+        if self._starter is not None:
+            self._starter.join()
+            self._starter = None
+            if self._start_error is not None and check:
+                raise self._start_error
 
     def _start_worker(self) -> None:
         ours, theirs = self._context.Pipe(duplex=True)
@@ -214,9 +242,11 @@ class LocalExecutor(Executor):
         self._procs.append(_Worker(process, ours))
 
     def pids(self) -> list[int]:
+        self._started()
         return [w.pid for w in self._procs]
 
     def ready(self) -> None:
+        self._started()
         deadline = time.monotonic() + READY_TIMEOUT
         while not all(w.ready for w in self._procs):
             if time.monotonic() > deadline:
@@ -224,6 +254,12 @@ class LocalExecutor(Executor):
 
                 raise RunFailed(f"the worker processes did not start in {READY_TIMEOUT:.0f} s")
             self._pump(1.0)
+
+    def warming(self) -> bool:
+        if self._starter is not None and self._starter.is_alive():
+            return True
+        self._pump(0)
+        return not any(w.ready for w in self._procs)
 
     def submit(self, task) -> cf.Future:
         fut: cf.Future = cf.Future()
@@ -246,6 +282,8 @@ class LocalExecutor(Executor):
     # The loop ---------------------------------------------------------------------------
 
     def _dispatch(self) -> None:
+        if self._starter is not None:
+            return  # the tasks wait in the queue; _pump() hands them out
         for w in self._procs:
             if not self._queue:
                 return
@@ -260,6 +298,7 @@ class LocalExecutor(Executor):
 
     def _pump(self, timeout: float | None) -> None:
         """Wait for messages or deaths, and act on them."""
+        self._started()
         by_object = {}
         for w in self._procs:
             by_object[w.conn] = w
@@ -328,6 +367,7 @@ class LocalExecutor(Executor):
         if self._closed:
             return
         self._closed = True
+        self._started(check=False)
         for fut, _ in self._queue:
             fut.set_exception(WorkerLost("the pool was closed"))
         self._queue.clear()

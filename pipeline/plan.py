@@ -3,10 +3,12 @@
 A range owns the records that start inside it (as Hadoop's line splits own lines), so no
 record is lost or read twice. Ranges have a fixed nominal size per input (`--chunk-size`
 rows times the average record length in the file's first bytes); their exact bounds are
-record starts, found by the planning tasks, which run on the workers, one per range and in
-parallel: each finds its first record start, counts its rows with the reader's own rules
-(pipeline.records) and hashes its bytes. The parent only adds up the counts to number the
-rows. A CSV in which quotes appear is planned by one task reading it from the start
+record starts, found by the planning tasks, one per range, run in parallel: each finds its
+first record start, counts its rows with the reader's own rules (pipeline.records) and
+hashes its bytes. They run on the workers; while the local pool is still starting (its
+forkserver's imports take about a second) the parent runs those of local files whose bytes
+are plain (`parent_piece`: numpy, no compiled kernel). The parent adds up the counts to
+number the rows. A CSV in which quotes appear is planned by one task reading it from the start
 instead, because a line end may be inside a quoted field and only a reading from the
 start can tell.
 
@@ -414,15 +416,29 @@ class Cut:
     scan: records.Scan
 
 
-def scan_piece(task: Piece) -> Cut:
-    """Run a Piece: the range's exact first record start, its rows, hash and next start."""
+def scan_piece(task: Piece, plain_only: bool = False) -> Cut | None:
+    """Run a Piece: the range's exact first record start, its rows, hash and next start.
+    With `plain_only`, None unless its bytes are plain (records.plain_lines)."""
     loc = task.location
     start = task.start if task.first else records.first_start(loc.read_at, task.start)
     if start >= task.stop and not task.first:
         return Cut(start, records.Scan(start, 0, "", False))
     with loc.span(start) as read:
-        scan = records.count(read, start, task.stop, task.layout.rules())
-    return Cut(start, scan)
+        scan = records.count(read, start, task.stop, task.layout.rules(),
+                             plain_only=plain_only)
+    return None if scan is None else Cut(start, scan)
+
+
+def parent_piece(task) -> Cut | None:
+    """A planning task this process can run while the workers start: a Piece of a local
+    file whose bytes are plain (numpy, no compiled kernel, no row kept); None otherwise,
+    and on any read error, which the worker that runs it then reports."""
+    if not isinstance(task, Piece) or not task.location.local:
+        return None
+    try:
+        return scan_piece(task, plain_only=True)
+    except OSError:
+        return None
 
 
 def sweep(task: Sweep) -> list[Cut]:
@@ -517,7 +533,7 @@ def plan_inputs(inputs: list[Input], executor, chunk_size: int, manifest: dict |
             these = pieces(inp, inp.size)
             tasks.extend(these)
             owners.extend((inp, k) for k in range(len(these)))
-    results = schedule.run_all(executor, tasks) if tasks else []
+    results = schedule.run_all(executor, tasks, helper=parent_piece) if tasks else []
     cuts: dict[int, list] = {i.index: [] for i in inputs}
     for (inp, k), result in zip(owners, results, strict=True):
         if k is None:

@@ -156,11 +156,10 @@ def _compiled():
 
 
 def warm_up() -> None:
-    """Load the compiled scanners from numba's cache."""
+    """Load the compiled scanner from numba's cache."""
     arr = np.frombuffer(b"a\n", dtype=np.uint8)
     out = np.empty(2, np.int64), np.empty(2, np.int64), np.empty(2, np.int8)
     _compiled()(arr, 0, 2, 2, True, True, True, 0, MAX_RECORD, *out)
-    _plain()(arr, True, True)
 
 
 @dataclass
@@ -361,18 +360,24 @@ class Pushback:
         return self._read(n)
 
 
-def count(read: Read, start: int, stop: int, rules: Rules, stream: Pushback | None = None
-          ) -> Scan:
+def count(read: Read, start: int, stop: int, rules: Rules, stream: Pushback | None = None,
+          plain_only: bool = False) -> Scan | None:
     """Rows among the records starting in [start, stop), the next record start at or after
     stop, and the hash of the bytes in between (what a range of the plan holds). With a
-    Pushback `stream`, the bytes read past that start are handed back to it."""
+    Pushback `stream`, the bytes read past that start are handed back to it. With
+    `plain_only`, None where the bytes are not plain (see plain_lines): the full scan, the
+    compiled one, is not run."""
     if stream is None and start >= rules.data_start:
         plain = _count_plain(read, start, stop, rules)
         if isinstance(plain, Scan):
             return plain
+        if plain_only:
+            return None
         read = Pushback(read)  # bytes looked at, handed back to the full scan below
         read.unread(plain)
         read = read.read
+    elif plain_only:
+        return None
     digest = hasher()
     out: list = []
     rows = 0
@@ -385,23 +390,21 @@ def count(read: Read, start: int, stop: int, rules: Rules, stream: Pushback | No
     return Scan(out[0] if out else start, rows, digest.hexdigest(), quotes)
 
 
-def plain_lines(buf, quotes, comments):
-    """(LFs in buf, whether each of its lines is surely a row by itself): no byte below 33
-    but LF (no CR: only LF ends records; no white space: the only blank line could be an
-    empty one, which _no_empty_line rules out), no quote or '#' where those mean something.
-    Counted in blocks with narrow counters, so the compiler can use vector instructions."""
-    n = len(buf)
-    lfs = 0
-    bad = np.uint8(0)
-    for s in range(0, n, 4096):
-        cnt = np.int32(0)
-        for i in range(s, min(n, s + 4096)):
-            c = buf[i]
-            cnt += c == 10
-            bad |= (c < 33) & (c != 10)
-            bad |= (quotes & (c == 34)) | (comments & (c == 35))
-        lfs += cnt
-    return lfs, bad == 0
+def plain_lines(data: bytes, quotes: bool, comments: bool) -> tuple[int, bool]:
+    """(LFs in data, whether each of its lines is surely a row by itself): no byte below 33
+    but LF (no CR: only LF ends records; no white space, so a blank line could only be an
+    empty one), no empty line, no quote or '#' where those mean something.
+
+    numpy and bytes methods, no compiled kernel: a byte compare counted by numpy and a
+    memchr for a quote run at memory speed, and the parent can plan with this too without
+    loading numba."""
+    a = np.frombuffer(data, np.uint8)
+    lfs = int(np.count_nonzero(a == _LF))
+    if int(np.count_nonzero(a < 33)) != lfs:
+        return lfs, False
+    if (quotes and b'"' in data) or (comments and b"#" in data):
+        return lfs, False
+    return lfs, _no_empty_line(data)
 
 
 def _no_empty_line(data: bytes) -> bool:
@@ -411,31 +414,19 @@ def _no_empty_line(data: bytes) -> bool:
         return False
     for offset in (0, 1):
         words = (len(data) - offset) // 2
-        if words and np.any(np.frombuffer(data, np.uint16, words, offset) == 0x0A0A):
+        if words > 0 and np.any(np.frombuffer(data, np.uint16, words, offset) == 0x0A0A):
             return False
     return True
 
 
-_PLAIN: list = []
-
-
-def _plain():
-    if not _PLAIN:
-        from numba import njit
-
-        _PLAIN.append(njit(cache=True, nogil=True)(plain_lines))
-    return _PLAIN[0]
-
-
 def _count_plain(read: Read, start: int, stop: int, rules: Rules) -> Scan | bytes:
-    """count() for the common case (see plain_lines), counting LFs in one compiled pass;
-    or, when the bytes are not that plain, the bytes read so far (for the full scan)."""
+    """count() for the common case (see plain_lines), counting LFs at memory speed; or,
+    when the bytes are not that plain, the bytes read so far (for the full scan)."""
     data = read(stop - start)
     if not data:
         return data
-    kernel = _plain()
-    lfs, ok = kernel(np.frombuffer(data, np.uint8), rules.quotes, rules.comments)
-    if not ok or not _no_empty_line(data):
+    lfs, ok = plain_lines(data, rules.quotes, rules.comments)
+    if not ok:
         return data
     digest = hasher(data)
     size = len(data)
@@ -451,8 +442,9 @@ def _count_plain(read: Read, start: int, stop: int, rules: Rules) -> Scan | byte
         cut = tail.find(b"\n")
         tail = tail[: cut + 1] if cut >= 0 else tail  # what comes after is not ours
         if tail:
-            more_lfs, ok = kernel(np.frombuffer(tail, np.uint8), rules.quotes, rules.comments)
-            if not ok or not _no_empty_line(data[-1:] + tail):
+            # With the byte before it (not an LF), so that a first LF is no empty line.
+            more_lfs, ok = plain_lines(data[-1:] + tail, rules.quotes, rules.comments)
+            if not ok:
                 return data + tail
             lfs += more_lfs
             digest.update(tail)

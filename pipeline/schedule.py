@@ -39,18 +39,34 @@ def _outcome(executor: Executor, fut):
         return None, f"{type(exc).__name__}: {exc}"
 
 
-def run_all(executor: Executor, tasks: list) -> list:
+def run_all(executor: Executor, tasks: list, helper: Callable | None = None) -> list:
     """The results of every task, in order; a bounded number in flight (a wait looks at
-    every future in flight, and a plan may hold thousands of ranges)."""
+    every future in flight, and a plan may hold thousands of ranges).
+
+    While no worker is ready (the local pool starting up), this process runs `helper` on
+    the waiting tasks, from the last one back (the workers take them from the first): its
+    result, or None for a task it leaves to the workers. Time it would spend waiting.
+    """
     results: list = [None] * len(tasks)
     attempts = [0] * len(tasks)
     waiting = deque(range(len(tasks)))
+    declined: set[int] = set()
     in_flight: dict = {}
     limit = executor.workers * IN_FLIGHT_PER_WORKER
     while waiting or in_flight:
         while waiting and len(in_flight) < limit:
             i = waiting.popleft()
             in_flight[executor.submit(tasks[i])] = i
+        if (helper is not None and waiting and waiting[-1] not in declined
+                and executor.warming()):
+            i = waiting.pop()
+            value = helper(tasks[i])
+            if value is None:
+                declined.add(i)
+                waiting.appendleft(i)  # so the next from the back is another one
+            else:
+                results[i] = value
+            continue
         for fut in executor.wait(list(in_flight)):
             i = in_flight.pop(fut)
             value, failure = _outcome(executor, fut)

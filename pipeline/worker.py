@@ -15,11 +15,13 @@ to the engine at all: they become `error` rows with their reason.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import signal
 import socket
+import sys
 import time
 
 import numpy as np
@@ -96,9 +98,30 @@ def warm_up() -> None:
     import pyarrow.compute  # noqa: F401  (a task's first cast would import it: 50 ms)
     import pyarrow.parquet  # noqa: F401
 
-    solver.warm_up()
-    reader.warm_up()
+    with _hidden("cffi"):
+        solver.warm_up()
+        reader.warm_up()
     cycle_rate()
+
+
+@contextlib.contextmanager
+def _hidden(module: str):
+    """A module that cannot be imported for a while (unless it already is).
+
+    numba's first compile or cache load builds its typing context, which imports cffi
+    where it is installed (to type cffi functions: no kernel of ours calls one), and
+    cffi's C parser compiles about a hundred regular expressions as it loads: a tenth of
+    a second of every worker's start. Any later import of it works as usual.
+    """
+    if module in sys.modules:
+        yield
+        return
+    sys.modules[module] = None  # what makes `import module` raise ImportError
+    try:
+        yield
+    finally:
+        if sys.modules.get(module, 0) is None:
+            del sys.modules[module]
 
 
 def solve(task: Solve) -> Figures:
@@ -224,6 +247,9 @@ def arrow_buffers(arr) -> tuple[np.ndarray, np.ndarray]:
     offsets = np.frombuffer(offsets_buf, dtype=np.int64)[arr.offset: arr.offset + len(arr) + 1]
     data = (np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None
             else np.zeros(0, np.uint8))
+    # Read-only whatever the buffer's origin, as in solver.warm_up: numba compiles (and
+    # loads) one specialization per flag, and a second one costs each worker 70 ms.
+    data.flags.writeable = False
     return offsets, data
 
 

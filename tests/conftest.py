@@ -17,6 +17,8 @@ import numpy as np
 import polars as pl
 import pytest
 
+from pipeline.executors import Executor
+
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_CSV = REPO / "data" / "sample.csv"
 
@@ -224,7 +226,7 @@ def make_input(tmp_path):
     return make
 
 
-class InlineExecutor:
+class InlineExecutor(Executor):
     """Runs each task at once in this process (for tests of what tasks do, not of pools)."""
 
     name = "inline"

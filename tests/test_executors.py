@@ -107,3 +107,22 @@ def test_workers_that_die_as_they_start_end_the_run(monkeypatch):
 
 def _die_at_once(conn, level, hooks) -> None:
     os._exit(7)
+
+
+def test_tasks_given_while_the_pool_starts_run_once_it_is_up(tmp_path):
+    """The workers start from a thread (a start waits for the forkserver's imports): the
+    pool takes tasks at once, says it is warming until a worker is ready, and then runs
+    them."""
+    task = _solve_task(tmp_path, n=50)
+    ex = LocalExecutor(2)
+    try:
+        futures = [ex.submit(task) for _ in range(3)]
+        deadline = time.time() + 120
+        while ex.warming() and time.time() < deadline:
+            time.sleep(0.01)
+        assert not ex.warming() and len(ex.pids()) == 2
+        for f in futures:
+            assert ex.wait([f], timeout=60) == {f}
+        assert [ex.result(f).rows for f in futures] == [50, 50, 50]
+    finally:
+        ex.close()

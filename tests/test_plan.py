@@ -1,0 +1,118 @@
+"""pipeline.plan and the counting it does (pipeline.records): the plain fast path the parent
+runs while the pool starts agrees with the full scan, and run_all shares the tasks between
+this process and the workers without losing or repeating one.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+
+import pytest
+from conftest import LEET, PUZZLE, InlineExecutor
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pipeline import plan, records, schedule, schema
+from pipeline.storage import Location
+
+
+def _plain_by_definition(data: bytes, quotes: bool, comments: bool) -> bool:
+    lines = data.split(b"\n")
+    return (all(b >= 33 or b == 10 for b in data)
+            and not (quotes and b'"' in data) and not (comments and b"#" in data)
+            and not data.startswith(b"\n") and b"\n\n" not in data
+            and all(lines[:-1]))
+
+
+@given(st.binary(max_size=300) | st.lists(st.sampled_from(
+    [PUZZLE.encode(), b"\n", b"\r", b'"', b"#", b" ", b",", b"\t"]), max_size=40).map(b"".join),
+       st.booleans(), st.booleans())
+def test_plain_lines_says_what_its_docstring_says(data, quotes, comments):
+    lfs, ok = records.plain_lines(data, quotes, comments)
+    assert lfs == data.count(b"\n")
+    assert ok == _plain_by_definition(data, quotes, comments)
+
+
+_line = st.sampled_from([PUZZLE, LEET, PUZZLE + "," + LEET, "", " ", "# note", '"a,b"',
+                         PUZZLE[:40]])
+
+
+@given(st.lists(_line, max_size=40), st.sampled_from(["\n", "\r\n"]), st.booleans(),
+       st.integers(min_value=20, max_value=400))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_the_parents_pieces_are_the_workers_or_none(tmp_path, lines, eol, csv, range_bytes):
+    """Where the parent counts a piece by the plain rules it finds what the full scan finds."""
+    path = tmp_path / ("in.csv" if csv else "in.txt")
+    path.write_bytes(((("puzzle,solution" + eol) if csv else "") + eol.join(lines)).encode())
+    try:
+        inp = plan.open_input(str(path), 0, None, None, schema.OURS)
+    except Exception:
+        return  # not a usable input at all: nothing to plan
+    inp.range_bytes = range_bytes
+    for piece in plan.pieces(inp, path.stat().st_size):
+        mine = plan.parent_piece(piece)
+        assert mine is None or mine == plan.scan_piece(piece)
+
+
+def test_the_parent_plans_a_plain_file_but_not_its_header(tmp_path):
+    path = tmp_path / "in.csv"
+    path.write_text("quizzes,solutions\n" + (PUZZLE + "," + PUZZLE + "\n") * 300)
+    inp = plan.open_input(str(path), 0, None, None, schema.OURS)
+    inp.range_bytes = 2_000
+    pieces = plan.pieces(inp, path.stat().st_size)
+    mine = [plan.parent_piece(p) for p in pieces]
+    assert mine[0] is None  # the header is counted by the full scan, on a worker
+    assert all(m == plan.scan_piece(p) for m, p in zip(mine[1:], pieces[1:], strict=True))
+
+
+def test_the_parent_leaves_what_it_cannot_read_here_to_the_workers(tmp_path):
+    path = tmp_path / "in.txt"
+    path.write_text((PUZZLE + "\n") * 50)
+    inp = plan.open_input(str(path), 0, None, None, schema.OURS)
+    inp.range_bytes = 1_000
+    piece = plan.pieces(inp, path.stat().st_size)[1]
+    assert plan.parent_piece(piece) is not None
+    remote = plan.Piece(0, Location("memory://in.txt"), piece.layout, piece.start,
+                        piece.stop, False)
+    assert plan.parent_piece(remote) is None
+    path.unlink()
+    assert plan.parent_piece(piece) is None  # the worker that runs it says what is wrong
+    assert plan.parent_piece("not a piece") is None
+
+
+class Warming(InlineExecutor):
+    """Inline, but no worker is ready for the first `calls` questions."""
+
+    def __init__(self, calls: int):
+        self.calls = calls
+        self.ran: list = []
+
+    def warming(self) -> bool:
+        self.calls -= 1
+        return self.calls >= 0
+
+    def submit(self, task):
+        self.ran.append(task)
+        fut: cf.Future = cf.Future()
+        fut.set_result(("worker", task))
+        return fut
+
+
+@pytest.mark.parametrize("calls", [0, 3, 100])
+def test_run_all_shares_the_tasks_with_this_process(calls):
+    tasks = list(range(20))
+    here: list = []
+
+    def helper(task):
+        here.append(task)
+        return None if task % 3 == 0 else ("here", task)  # multiples of 3: for a worker
+
+    ex = Warming(calls)
+    results = schedule.run_all(ex, tasks, helper=helper)
+    assert [r[1] for r in results] == tasks  # each result in its place
+    done_here = {r[1] for r in results if r[0] == "here"}
+    assert sorted(done_here | set(ex.ran)) == tasks and not done_here & set(ex.ran)
+    assert all(t % 3 for t in done_here)
+    assert here == sorted(here, reverse=True)  # from the back, each looked at once
+    if calls == 0:
+        assert not here
