@@ -390,33 +390,41 @@ def count(read: Read, start: int, stop: int, rules: Rules, stream: Pushback | No
     return Scan(out[0] if out else start, rows, digest.hexdigest(), quotes)
 
 
+_PLAIN_STEP = 1 << 18  # bytes looked at a time: small scratch, no 8 MB temporaries
+
+
 def plain_lines(data: bytes, quotes: bool, comments: bool) -> tuple[int, bool]:
     """(LFs in data, whether each of its lines is surely a row by itself): no byte below 33
     but LF (no CR: only LF ends records; no white space, so a blank line could only be an
-    empty one), no empty line, no quote or '#' where those mean something.
+    empty one), no empty line, no quote or '#' where those mean something. The count is
+    only meant when the answer is yes.
 
-    numpy and bytes methods, no compiled kernel: a byte compare counted by numpy and a
-    memchr for a quote run at memory speed, and the parent can plan with this too without
-    loading numba."""
-    a = np.frombuffer(data, np.uint8)
-    lfs = int(np.count_nonzero(a == _LF))
-    if int(np.count_nonzero(a < 33)) != lfs:
-        return lfs, False
+    numpy and bytes methods, no compiled kernel, so that the parent can plan with it
+    without loading numba: byte compares in steps of 256 KiB into one scratch array (an
+    array as large as the data would cost a page fault every 4 KiB), a memchr for quotes.
+    """
     if (quotes and b'"' in data) or (comments and b"#" in data):
-        return lfs, False
-    return lfs, _no_empty_line(data)
-
-
-def _no_empty_line(data: bytes) -> bool:
-    """No LF right after an LF, and none first: two LFs as one 16-bit word, at either
-    alignment (numpy compares words at memory speed; a search for b"\\n\\n" does not)."""
-    if data[:1] == b"\n":
-        return False
-    for offset in (0, 1):
-        words = (len(data) - offset) // 2
-        if words > 0 and np.any(np.frombuffer(data, np.uint16, words, offset) == 0x0A0A):
-            return False
-    return True
+        return 0, False
+    a = np.frombuffer(data, np.uint8)
+    scratch = np.empty(min(len(a), _PLAIN_STEP), np.bool_)
+    lfs = 0
+    last = -1  # where the last LF so far was (as if one ended the line before data)
+    for s in range(0, len(a), _PLAIN_STEP):
+        step = a[s: s + _PLAIN_STEP]
+        mask = scratch[: len(step)]
+        np.less(step, 33, out=mask)
+        below = int(np.count_nonzero(mask))
+        np.equal(step, _LF, out=mask)
+        at = np.flatnonzero(mask)
+        if len(at) != below:
+            return lfs, False  # a CR, a tab, a space or a control character
+        if len(at):
+            # An empty line: an LF first, or right after another one.
+            if at[0] + s == last + 1 or (len(at) > 1 and bool(np.any(np.diff(at) == 1))):
+                return lfs, False
+            last = int(at[-1]) + s
+        lfs += len(at)
+    return lfs, True
 
 
 def _count_plain(read: Read, start: int, stop: int, rules: Rules) -> Scan | bytes:
