@@ -367,7 +367,7 @@ def count(read: Read, start: int, stop: int, rules: Rules, stream: Pushback | No
     Pushback `stream`, the bytes read past that start are handed back to it. With
     `plain_only`, None where the bytes are not plain (see plain_lines): the full scan, the
     compiled one, is not run."""
-    if stream is None and start >= rules.data_start:
+    if stream is None:
         plain = _count_plain(read, start, stop, rules)
         if isinstance(plain, Scan):
             return plain
@@ -429,15 +429,25 @@ def plain_lines(data: bytes, quotes: bool, comments: bool) -> tuple[int, bool]:
 
 def _count_plain(read: Read, start: int, stop: int, rules: Rules) -> Scan | bytes:
     """count() for the common case (see plain_lines), counting LFs at memory speed; or,
-    when the bytes are not that plain, the bytes read so far (for the full scan)."""
-    data = read(stop - start)
+    when the bytes are not that plain, the bytes read so far (for the full scan).
+
+    The records before `data_start` (a header, a title) are the preamble, not rows: the
+    layout found where it ends, so its bytes are only hashed here."""
+    begin = max(start, rules.data_start)
+    if begin >= stop:
+        return b""
+    head = read_exactly(read, begin - start)
+    if len(head) < begin - start:
+        return head
+    data = read(stop - begin)
     if not data:
-        return data
+        return head
     lfs, ok = plain_lines(data, rules.quotes, rules.comments)
     if not ok:
-        return data
-    digest = hasher(data)
-    size = len(data)
+        return head + data
+    digest = hasher(head)
+    digest.update(data)
+    size = len(head) + len(data)
     if data[-1:] != b"\n":  # the record that starts before stop runs on past it
         tail = b""
         while b"\n" not in tail:
@@ -446,14 +456,14 @@ def _count_plain(read: Read, start: int, stop: int, rules: Rules) -> Scan | byte
                 break
             tail += more
             if len(tail) > MAX_RECORD:
-                return data + tail  # a long record: the full scan knows what to do
+                return head + data + tail  # a long record: the full scan knows what to do
         cut = tail.find(b"\n")
         tail = tail[: cut + 1] if cut >= 0 else tail  # what comes after is not ours
         if tail:
             # With the byte before it (not an LF), so that a first LF is no empty line.
             more_lfs, ok = plain_lines(data[-1:] + tail, rules.quotes, rules.comments)
             if not ok:
-                return data + tail
+                return head + data + tail
             lfs += more_lfs
             digest.update(tail)
             size += len(tail)

@@ -64,15 +64,18 @@ def test_the_parents_pieces_are_the_workers_or_none(tmp_path, lines, eol, csv, r
         assert mine is None or mine == plan.scan_piece(piece)
 
 
-def test_the_parent_plans_a_plain_file_but_not_its_header(tmp_path):
+@pytest.mark.parametrize("header", ["quizzes,solutions\n", '"quizzes","solutions"\n', ""])
+def test_the_parent_plans_every_piece_of_a_plain_file(tmp_path, header):
+    """A header (even a quoted one: the layout found where it ends) is hashed, not counted."""
     path = tmp_path / "in.csv"
-    path.write_text("quizzes,solutions\n" + (PUZZLE + "," + PUZZLE + "\n") * 300)
+    path.write_text(header + (PUZZLE + "," + PUZZLE + "\n") * 300)
     inp = plan.open_input(str(path), 0, None, None, schema.OURS)
     inp.range_bytes = 2_000
     pieces = plan.pieces(inp, path.stat().st_size)
     mine = [plan.parent_piece(p) for p in pieces]
-    assert mine[0] is None  # the header is counted by the full scan, on a worker
-    assert all(m == plan.scan_piece(p) for m, p in zip(mine[1:], pieces[1:], strict=True))
+    assert all(m is not None and m == plan.scan_piece(p)
+               for m, p in zip(mine, pieces, strict=True))
+    assert sum(m.scan.rows for m in mine) == 300
 
 
 def test_the_parent_leaves_what_it_cannot_read_here_to_the_workers(tmp_path):
