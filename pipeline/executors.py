@@ -223,11 +223,13 @@ class LocalExecutor(Executor):
         except BaseException as exc:  # raised in the main thread, by _started()
             self._start_error = exc
 
-    def _started(self, check: bool = True) -> None:
-        """Wait for the workers' start (only the first call may block); raise what made it
-        fail, if `check`."""
+    def _started(self, check: bool = True, timeout: float | None = None) -> None:
+        """Wait for the workers' start (only the first call may block, at most `timeout`
+        seconds); raise what made it fail, if `check`."""
         if self._starter is not None:
-            self._starter.join()
+            self._starter.join(timeout)
+            if self._starter.is_alive():
+                return  # a forkserver that does not answer: close() goes on without it
             self._starter = None
             if self._start_error is not None and check:
                 raise self._start_error
@@ -367,7 +369,7 @@ class LocalExecutor(Executor):
         if self._closed:
             return
         self._closed = True
-        self._started(check=False)
+        self._started(check=False, timeout=READY_TIMEOUT / 4)
         for fut, _ in self._queue:
             fut.set_exception(WorkerLost("the pool was closed"))
         self._queue.clear()

@@ -8,9 +8,9 @@ first record start, counts its rows with the reader's own rules (pipeline.record
 hashes its bytes. They run on the workers; while the local pool is still starting (its
 forkserver's imports take about a second) the parent runs those of local files whose bytes
 are plain (`parent_piece`: numpy, no compiled kernel). The parent adds up the counts to
-number the rows. A CSV in which quotes appear is planned by one task reading it from the start
-instead, because a line end may be inside a quoted field and only a reading from the
-start can tell.
+number the rows. A CSV in which quotes appear is planned by one task reading it from the
+start instead, because a line end may be inside a quoted field and only a reading from
+the start can tell.
 
 Inputs that can be read only once (standard input, a FIFO, a gzip file, an http URL) are
 first copied, decompressed, into the output folder's `.spill/` and planned as files.

@@ -1,8 +1,9 @@
 """`pipeline run`: plan -> (workers: read -> encode -> solve -> check -> write) -> merge.
 
 The parent moves no row: it opens the inputs (their first bytes decide the layout), has
-them planned and hashed (by the workers, and by itself while they start), decides what the folder holds, hands out the ranges, merges
-the figures the workers send back, and writes stats, the manifest and `_SUCCESS` last.
+them planned and hashed (by the workers, and by itself while they start), decides what the
+folder holds, hands out the ranges, merges the figures the workers send back, and writes
+stats, the manifest and `_SUCCESS` last.
 
 * A run is defined by its inputs (path, layout, and content: the plan's hashes), the
   column options and the solution limit. Workers, chunk size, executor and log level are

@@ -45,7 +45,7 @@ def run_all(executor: Executor, tasks: list, helper: Callable | None = None) -> 
 
     While no worker is ready (the local pool starting up), this process runs `helper` on
     the waiting tasks, from the last one back (the workers take them from the first): its
-    result, or None for a task it leaves to the workers. Time it would spend waiting.
+    result, or None for a task it leaves to the workers: time it would spend waiting.
     """
     results: list = [None] * len(tasks)
     attempts = [0] * len(tasks)
