@@ -59,13 +59,6 @@ def equivalent(grids: np.ndarray, seed: int) -> np.ndarray:
     return moved[rng.permutation(len(grids))]
 
 
-def write_dots(grids: np.ndarray, path: Path) -> None:
-    """One puzzle a line, '.' for blanks: tdoku's harness format."""
-    text = (grids + 48).astype(np.uint8).tobytes().replace(b"0", b".")
-    lines = [text[i : i + 81] for i in range(0, len(text), 81)]
-    path.write_bytes(b"\n".join(lines) + b"\n")
-
-
 def pin() -> list[str]:
     """Pin this process to CORE; the prefix that pins a child process the same way."""
     try:
@@ -216,10 +209,10 @@ def main() -> None:
         if name == "Kaggle slice":
             kaggle = g
         stem = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
-        write_dots(g, sets_dir / f"{stem}.txt")
+        puzzle_sets.write_dots(g, sets_dir / f"{stem}.txt")
         data.append((name, g, sets_dir / f"{stem}.txt"))
         h = equivalent(g, seed=1000 + k)
-        write_dots(h, sets_dir / f"{stem}_unseen.txt")
+        puzzle_sets.write_dots(h, sets_dir / f"{stem}_unseen.txt")
         unseen.append((name, h, sets_dir / f"{stem}_unseen.txt"))
 
     side_by_side("the shared sets", data, solve_batch, tdoku, rounds, seconds, prefix)

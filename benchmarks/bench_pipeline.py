@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 import psutil
+import puzzle_sets  # benchmarks/, beside this file
 
 ROOT = Path(__file__).resolve().parents[1]
 RAW = ROOT.parent / "shared" / "data" / "raw"
@@ -195,12 +196,9 @@ def hard_overhead(quick: bool) -> tuple[float, float, int]:
     from pipeline import engine
 
     path = RAW / "tdoku_benchmark_sets" / "puzzles5_forum_hardest_1905_11+"
-    n = 5000 if quick else 48766
-    lines = [ln.strip() for ln in path.read_text().splitlines() if len(ln.strip()) == 81][:n]
+    grids = puzzle_sets.load(path, 5000 if quick else None)
     text = WORK / "hardest.txt"
-    text.write_text("\n".join(lines) + "\n")
-    grids = (np.frombuffer("".join(lines).replace(".", "0").encode(), np.uint8)
-             .reshape(-1, 81) - 48)
+    puzzle_sets.write_dots(grids, text)
     engine.warm_up()
     kernel = through = 0.0
     # Interleaved, best of each (the least disturbed round): five rounds, since the two
@@ -226,18 +224,18 @@ def canonical_overhead(quick: bool) -> list[tuple[str, int, float, float]]:
                                               "puzzles5_forum_hardest_1905_11+")]
     out = []
     for name, file in sets:
-        lines = [ln.strip() for ln in (RAW / "tdoku_benchmark_sets" / file).read_text()
-                 .splitlines() if len(ln.strip()) == 81][: 5000 if quick else 50000]
+        grids = puzzle_sets.load(RAW / "tdoku_benchmark_sets" / file,
+                                 5000 if quick else 50000)
         # Four copies: runs of a few tenths of a second would measure the machine's noise.
-        lines = lines * (1 if quick else 4)
+        grids = np.tile(grids, (1 if quick else 4, 1))
         text = WORK / f"canon-{file}.txt"
-        text.write_text("\n".join(lines) + "\n")
+        puzzle_sets.write_dots(grids, text)
         best = {}
         for flag in ("--no-canonical", "--canonical") * ROUNDS:
             _, _, summary = pipeline_run(text, 1, ["--no-timings", flag])
             us = summary["steady_seconds"] / summary["rows"] * 1e6
             best[flag] = min(best.get(flag, us), us)
-        out.append((name, len(lines), best["--no-canonical"], best["--canonical"]))
+        out.append((name, len(grids), best["--no-canonical"], best["--canonical"]))
     return out
 
 
