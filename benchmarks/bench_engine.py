@@ -134,6 +134,27 @@ def subprocess_seconds(env: dict) -> float:
     return float(out.stdout.split()[-1])
 
 
+def mode_rate(mode: str, path: Path, seconds: float, prefix: list[str]) -> float:
+    """The engine's rate on a set file in a new pinned process, its kernels compiled ahead
+    of time ("aot") or by numba ("jit")."""
+    code = (
+        "import sys, time\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "import puzzle_sets\n"
+        "from bench_engine import engine_rate\n"
+        "from pipeline import compiled\n"
+        "from pipeline.engine import solve_batch\n"
+        "assert (compiled.loaded() is not None) == (sys.argv[3] == 'aot')\n"
+        "g = puzzle_sets.load(sys.argv[2])\n"
+        "print(engine_rate(solve_batch, g, 2, float(sys.argv[4])))\n"
+    )
+    env = dict(os.environ, PIPELINE_KERNELS=mode)
+    here = str(Path(__file__).resolve().parent)
+    out = subprocess.run(prefix + [sys.executable, "-c", code, here, str(path), mode, str(seconds)],
+                         cwd=REPO, env=env, capture_output=True, text=True, check=True)
+    return float(out.stdout.split()[-1])
+
+
 def side_by_side(title, data, solve_batch, tdoku, rounds, seconds, prefix) -> None:
     print(f"\n{title}")
     hdr = (
@@ -185,11 +206,14 @@ def main() -> None:
         tdoku, how = build_tdoku()
     print(f"tdoku: {how if tdoku else 'column skipped: ' + how}")
 
+    from pipeline import compiled
     from pipeline.engine import solve_batch, warm_up
 
     t = time.perf_counter()
     warm_up()
-    print(f"warm_up in this process: {time.perf_counter() - t:.2f} s")
+    aot = compiled.loaded()
+    print(f"kernels: {'compiled ahead of time, ' + aot.__name__ if aot else 'numba (jit)'}; "
+          f"warm_up in this process: {time.perf_counter() - t:.2f} s")
     where = f"core {CORE}" if prefix else "no pinning (taskset or the core is missing)"
     print(
         f"one core ({where}); limit 2 proves uniqueness; best of {rounds} interleaved rounds "
@@ -247,15 +271,29 @@ def main() -> None:
                 f"engine on the same puzzles {k / eng:,.0f} puzzles/s (x{dt / eng:,.0f})"
             )
 
-    # compile and cache-load times, each in a new process
+    # compile and load times, each in a new process
     with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ, NUMBA_CACHE_DIR=tmp)
+        env = dict(os.environ, NUMBA_CACHE_DIR=tmp, PIPELINE_KERNELS="jit")
         fresh = subprocess_seconds(env)
         warm = subprocess_seconds(env)
+    loaded = min(subprocess_seconds(dict(os.environ)) for _ in range(3)) if aot else None
     print(
-        f"\nimport + warm_up in a new process: fresh compile (empty cache) {fresh:.2f} s, "
-        f"cache load (warm cache) {warm:.2f} s"
+        f"\nimport + warm_up in a new process: numba's fresh compile (empty cache) {fresh:.2f} s, "
+        f"numba's cache load (warm cache) {warm:.2f} s"
+        + (f", the ahead-of-time module {loaded:.2f} s" if aot else "")
     )
+
+    # the same sources compiled ahead of time and by numba: no speed may be lost
+    if aot:
+        print(f"\nahead of time / numba's JIT, engine puzzles/s, best of {rounds} interleaved "
+              f"rounds, each in a new pinned process:")
+        for name, _, path in data:
+            best = {"aot": 0.0, "jit": 0.0}
+            for _ in range(rounds):
+                for mode in best:
+                    best[mode] = max(best[mode], mode_rate(mode, path, seconds, prefix))
+            print(f"  {name:<20} {best['aot']:>11,.0f} / {best['jit']:>11,.0f} = "
+                  f"{best['aot'] / best['jit']:.3f}")
 
 
 if __name__ == "__main__":

@@ -64,8 +64,8 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-from numba import njit
 
+from pipeline import compiled
 from pipeline.engine import _cttz, _popcnt
 
 __all__ = [
@@ -118,7 +118,7 @@ _BIG = np.int64(1) << 40
 _NIBBLE_LOW = np.int64(0x1111111110)  # bit 0 of the nibbles of digits 1..9
 
 
-@njit(cache=True, inline="always")
+@compiled.helper(inline="always")
 def _push(buf, n, a, b, c):
     """Store a candidate at buf[n], growing the buffer when it is full."""
     if n == buf.shape[0]:
@@ -131,7 +131,7 @@ def _push(buf, n, a, b, c):
     return buf
 
 
-@njit(cache=True)
+@compiled.helper()
 def _classes(x, s, w, cls_q, cls_m, keys):
     """Split the open orders w of stack s by the digits they place; returns the count."""
     n = 0
@@ -151,7 +151,7 @@ def _classes(x, s, w, cls_q, cls_m, keys):
     return n
 
 
-@njit(cache=True)
+@compiled.helper()
 def _slow_row(x, m, rw, cl, k, r, best, nxt, nn, cls_q, cls_m, ncls, lab, keys):
     """Every open order of one candidate and source row, labelled as it goes (any row)."""
     for s in range(3):
@@ -198,7 +198,7 @@ def _slow_row(x, m, rw, cl, k, r, best, nxt, nn, cls_q, cls_m, ncls, lab, keys):
     return best, nxt, nn
 
 
-@njit(cache=True)
+@compiled.helper()
 def _latin_rows(src, nxt, nodes):
     """Candidates after two rows when every row and column holds nine distinct digits.
 
@@ -328,7 +328,7 @@ def _latin_rows(src, nxt, nodes):
     return best, nxt, nn
 
 
-@njit(cache=True)
+@compiled.helper()
 def _minlex_one(g, form, trans, src, distinct, bufs, sc, cls_q, cls_m, nodes, force_slow):
     """Minlex form of one grid into form, one minimizing transformation into trans."""
     # The first row of a row without repeated digits is ranked by its clue counts per
@@ -574,7 +574,7 @@ def _minlex_one(g, form, trans, src, distinct, bufs, sc, cls_q, cls_m, nodes, fo
     return autos
 
 
-@njit(cache=True)
+@compiled.kernel("(readonly u1[:, ::1], u1[:, ::1], i8[::1], i1[:, ::1], b1) -> void")
 def _minlex_batch(grids, forms, autos, trans, force_slow):
     src = np.zeros((2, 9, 9), np.int64)
     distinct = np.zeros((2, 9), np.bool_)
@@ -648,7 +648,7 @@ def _check_transforms(transforms: np.ndarray, n: int) -> np.ndarray:
     return t
 
 
-@njit(cache=True)
+@compiled.helper()
 def _gather(t):
     """Cell gather index (81,) and digit table (10,) of one encoded transformation."""
     idx = np.empty(81, np.int64)
@@ -663,7 +663,7 @@ def _gather(t):
     return idx, dig
 
 
-@njit(cache=True)
+@compiled.kernel("(readonly u1[:, ::1], readonly i1[:, ::1], u1[:, ::1]) -> void")
 def _transform_batch(grids, transforms, out):
     for i in range(grids.shape[0]):
         idx, dig = _gather(transforms[i])

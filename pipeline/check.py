@@ -8,7 +8,8 @@ functions beside it say the same thing in array terms, and the tests hold them t
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from pipeline import compiled
 
 _ALL_DIGITS = 0b11_1111_1110  # bits 1..9
 
@@ -54,7 +55,7 @@ def is_solution_numpy(puzzles: np.ndarray, solutions: np.ndarray) -> np.ndarray:
     return is_complete_grid(solutions) & keeps_givens(puzzles, solutions)
 
 
-@njit(cache=True, nogil=True)
+@compiled.kernel("(readonly u1[:, ::1], readonly u1[:, ::1]) -> b1[::1]", nogil=True)
 def _is_solution(puzzles, solutions):
     # Band by band: a row's nine digits as one bit mask each, the three boxes of the band
     # as three masks, the columns as nine running masks. Flags are OR-ed, no early exits:

@@ -61,9 +61,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit
 
-from pipeline import canonical, check, grid
+from pipeline import canonical, check, compiled, grid
 from pipeline import folder as layout
 from pipeline.errors import InputError, RunFailed, UsageError
 from pipeline.grade import GRADES
@@ -163,7 +162,7 @@ def _string_buffers(arr) -> tuple[np.ndarray, np.ndarray]:
     return offsets, data
 
 
-@njit(cache=True, nogil=True)
+@compiled.kernel("(readonly u1[::1], u8[:, ::1]) -> b1", nogil=True)
 def _pack_text(chars, words):
     """(M*81,) bytes of M forms ('.' or 1-9) -> (M,5) words; False on another byte."""
     for i in range(words.shape[0]):

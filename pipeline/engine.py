@@ -74,10 +74,15 @@ made once per batch, and a node is pushed and popped as one 256-byte copy.
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+
+from pipeline import compiled
+
+if compiled.loaded() is None:  # numba compiles the kernels here: the intrinsics need these
+    from llvmlite import ir
+    from numba import types
+    from numba.core import cgutils
+
+    _V32 = ir.VectorType(ir.IntType(8), 32)
 
 __all__ = ["cycles_per_us", "read_cycles", "solve_batch", "warm_up"]
 
@@ -86,7 +91,7 @@ __all__ = ["cycles_per_us", "read_cycles", "solve_batch", "warm_up"]
 # --------------------------------------------------------------------------------------
 
 
-@intrinsic
+@compiled.intrinsic
 def _cttz(typingctx, x):
     """Count trailing zeros of a non-zero int64."""
     if not isinstance(x, types.Integer):
@@ -103,7 +108,7 @@ def _cttz(typingctx, x):
     return types.int64(x), codegen
 
 
-@intrinsic
+@compiled.intrinsic
 def _popcnt(typingctx, x):
     """Population count of an int64."""
     if not isinstance(x, types.Integer):
@@ -125,10 +130,7 @@ def _byte_ptr(context, builder, aryty, ary, start, startty):
     return builder.gep(a.data, [context.cast(builder, start, startty, types.intp)])
 
 
-_V32 = ir.VectorType(ir.IntType(8), 32)
-
-
-@intrinsic
+@compiled.intrinsic
 def _byte_mask32(typingctx, arr, start, lo, hi):
     """Bit j set when lo <= byte start + j of a C-contiguous uint8 array <= hi (j < 32).
 
@@ -157,7 +159,7 @@ def _byte_mask32(typingctx, arr, start, lo, hi):
     return types.int64(arr, start, lo, hi), codegen
 
 
-@intrinsic
+@compiled.intrinsic
 def _store_digits32(typingctx, arr, start, q0, q1, q2, q3):
     """Write bytes start..start+31 of a C-contiguous uint8 array: byte j = 1 + bit j of
     q0 + 2 * bit j of q1 + 4 * bit j of q2 + 8 * bit j of q3 (one 32-byte vector store)."""
@@ -178,7 +180,7 @@ def _store_digits32(typingctx, arr, start, q0, q1, q2, q3):
     return types.none(arr, start, q0, q1, q2, q3), codegen
 
 
-@intrinsic
+@compiled.intrinsic
 def _copy_row(typingctx, dst, drow, src, srow):
     """Copy one node (NODE int32) from row srow of src to row drow of dst (C-contiguous
     arrays with rows of NODE; a 1-d array is one row): one fixed-size memcpy of 32-byte
@@ -208,7 +210,7 @@ def _copy_row(typingctx, dst, drow, src, srow):
     return types.none(dst, drow, src, srow), codegen
 
 
-@intrinsic
+@compiled.intrinsic
 def _rdcycle(typingctx):
     """Read the CPU cycle counter (0 on platforms without one)."""
 
@@ -289,31 +291,31 @@ PEER_KEEP = PEER_KEEP.astype(np.int32)
 # --------------------------------------------------------------------------------------
 
 
-@njit(cache=True, inline="always")
+@compiled.helper(inline="always")
 def _col_next(v):
     """Each bit takes the value of the next column of its row (cyclically)."""
     return ((v >> 1) & 0o333333333) | ((v << 2) & 0o444444444)
 
 
-@njit(cache=True, inline="always")
+@compiled.helper(inline="always")
 def _col_prev(v):
     """Each bit takes the value of the previous column of its row (cyclically)."""
     return ((v >> 2) & 0o111111111) | ((v << 1) & 0o666666666)
 
 
-@njit(cache=True, inline="always")
+@compiled.helper(inline="always")
 def _forced(m):
     """Bits alone in their row: in a closed matrix, the digit must be there."""
     return m & ~(_col_next(m) | _col_prev(m))
 
 
-@njit(cache=True, inline="always")
+@compiled.helper(inline="always")
 def _minirows(x):
     """Bit 9r + 3k set when minirow (row r, box k) of a board still has a cell."""
     return (x | (x >> 1) | (x >> 2)) & 0o111111111
 
 
-@njit(cache=True, inline="always")
+@compiled.helper(inline="always")
 def _other_boxes(h):
     """Minirow word: the same row of the same band, in the two other boxes."""
     return (
@@ -324,44 +326,44 @@ def _other_boxes(h):
     )
 
 
-@njit(cache=True, inline="always")
+@compiled.helper(inline="always")
 def _other_columns(k):
     """Minicolumn word: the same band and stack (one box), the two other columns."""
     return _col_next(k) | _col_prev(k)
 
 
-@njit(cache=True, inline="always")
+@compiled.helper(inline="always")
 def _other_nines(v):
     """The same place in the two other 9-bit groups: in a minirow word the other rows of
     the box, in a minicolumn word the other bands of the column."""
     return ((v >> 9) | (v << 18) | (v >> 18) | (v << 9)) & ALL27
 
 
-@njit(cache=True, inline="always")
+@compiled.helper(inline="always")
 def _columns(x):
     """The columns (9 bits) where a board still has a cell."""
     return (x | (x >> 9) | (x >> 18)) & 511
 
 
-@njit(cache=True, inline="always")
+@compiled.helper(inline="always")
 def _spread(cols):
     """The cells of the given columns (9 bits -> 27 bits)."""
     return cols | (cols << 9) | (cols << 18)
 
 
-@njit(cache=True, inline="always")
+@compiled.helper(inline="always")
 def _band_matrix(x):
     """A board's band matrix: rows of the band x boxes where the digit may go."""
     return SHRINK[x & 511] | (SHRINK[(x >> 9) & 511] << 3) | (SHRINK[(x >> 18) & 511] << 6)
 
 
-@njit(cache=True, inline="always")
+@compiled.helper(inline="always")
 def _close_band(x):
     """Keep the cells of a board whose minirow lies on a permutation still possible."""
     return x & COMPLEX[_band_matrix(x) & 511]  # (the mask spares a negative-index check)
 
 
-@njit(cache=True, inline="always")
+@compiled.helper(inline="always")
 def _close_stacks(c0, c1, c2):
     """Closure of a digit's three stack matrices, from the columns (9 bits) of its three
     boards; returns the columns kept in each band.
@@ -382,7 +384,7 @@ def _close_stacks(c0, c1, c2):
     )
 
 
-@njit(cache=True, inline="always")
+@compiled.helper(inline="always")
 def _propagate(S, todo):
     """Settle queued digits until none is left.  Returns False on contradiction."""
     while todo != 0:
@@ -439,7 +441,7 @@ def _propagate(S, todo):
     return True
 
 
-@njit(cache=True, inline="always")
+@compiled.helper(inline="always")
 def _count_in(m, c0, c1, c2, c3):
     """Add the bits of m to four bit-sliced binary counters (one count per bit)."""
     t = c0 & m
@@ -451,7 +453,7 @@ def _count_in(m, c0, c1, c2, c3):
     return c0, c1, c2, c3
 
 
-@njit(cache=True, inline="always")
+@compiled.helper(inline="always")
 def _stall(S, pick):
     """Reasoning across digits once propagation is stable.
 
@@ -552,7 +554,7 @@ def _stall(S, pick):
     return 0
 
 
-@njit(cache=True, inline="always")
+@compiled.helper(inline="always")
 def _choose_branch(S, kind, idx, pick):
     """The branch, after tdoku: in the most settled band or stack (``kind``, ``idx``), the
     digit with the fewest bits, and an entry of its first permutation that is not forced."""
@@ -578,7 +580,7 @@ def _choose_branch(S, kind, idx, pick):
     pick[3] = _cttz(entry)
 
 
-@njit(cache=True, inline="always")
+@compiled.helper(inline="always")
 def _assert_entry(S, kind, idx, d, e, on):
     """Assert (on) or deny (not on) entry e of matrix idx of digit d in node S."""
     if kind == 0:
@@ -608,7 +610,7 @@ def _assert_entry(S, kind, idx, d, e, on):
             S[s] = np.int64(S[s]) & ~colcells
 
 
-@njit(cache=True, inline="always")
+@compiled.helper(inline="always")
 def _setup(grids, p, S):
     """The node of the givens; False if two givens of a digit share a row, column or box.
 
@@ -647,7 +649,7 @@ def _setup(grids, p, S):
     return n_units == 3 * n_cells
 
 
-@njit(cache=True, inline="always")
+@compiled.helper(inline="always")
 def _digit_planes(S, b):
     """Bit-slice the digit number (0..8) of every cell of a solved band: four planes."""
     base = b * 9
@@ -663,7 +665,7 @@ def _digit_planes(S, b):
     )
 
 
-@njit(cache=True, inline="always")
+@compiled.helper(inline="always")
 def _extract(S, out, p):
     """Write the solved node as digits, 32 bytes at a time from the bit planes."""
     at = p * 81
@@ -683,7 +685,7 @@ def _extract(S, out, p):
     )
 
 
-@njit(cache=True, _nrt=False)
+@compiled.helper(_nrt=False)
 def _solve_one(grids, p, out, limit, S, pick, stack):
     """Solve puzzle ``p``; write the first solution to ``out[p]``.
 
@@ -740,10 +742,12 @@ def _solve_one(grids, p, out, limit, S, pick, stack):
     return nsol, guesses
 
 
-@njit(cache=True, _nrt=False)
+@compiled.kernel("(readonly u1[:, ::1], i8, u1[:, ::1], i1[::1], i8[::1], i8[::1], i4[::1], "
+                 "i8[::1], i4[:, ::1]) -> void", _nrt=False)
 def _solve_all(grids, limit, out, nsol, nguess, cycles, S, pick, stack):
-    """The loop over puzzles, compiled without reference counting (no array is made
-    here), so that the state arrays cost no bookkeeping per puzzle or per node."""
+    """The loop over puzzles. No array is made here, so numba compiles it without
+    reference counting (the ahead-of-time module keeps that on for the module, which
+    this loop never calls): the state arrays cost no bookkeeping per puzzle or node."""
     timed = cycles.shape[0] == grids.shape[0]
     for p in range(grids.shape[0]):
         t0 = _rdcycle() if timed else 0
@@ -797,7 +801,7 @@ def warm_up() -> None:
     solve_batch(np.zeros((1, 81), np.uint8), 2, True)
 
 
-@njit(cache=True)
+@compiled.kernel("() -> i8")
 def read_cycles() -> int:
     """The CPU's cycle counter now, as the timed kernel reads it (0 where there is none)."""
     return _rdcycle()

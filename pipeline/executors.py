@@ -5,14 +5,15 @@ about a failure (retry, find the row to blame) is the scheduler's (schedule.py).
 The local pool
 --------------
 Workers are started by multiprocessing's *forkserver*: a clean process that imports numpy,
-numba, pyarrow and the compiled kernels once (with no thread started: OpenBLAS held to one
+pyarrow and the compiled kernels once (with no thread started: OpenBLAS held to one
 thread, Arrow's jemalloc without its background thread) and forks each worker from that
 state. A worker is thus warm at once and never inherits the parent's threads (polars',
 pyarrow's), its locks or its files: the output folder's lock stays with the parent. polars,
 whose import starts threads, is imported by a worker only when it needs it. Starting a
-worker waits for the forkserver's imports (about a second), so the pool starts its workers
-from a thread: it takes tasks at once, and says it is `warming()` until a worker is ready
-(the parent plans in that time).
+worker waits for the forkserver's imports (about 0.4 s with the ahead-of-time kernels, a
+second when numba loads them: compiled.py), so the pool starts its workers from a thread:
+it takes tasks at once, and says it is `warming()` until a worker is ready (the parent
+plans in that time).
 
 Each worker has its own pipe to the parent, for tasks in and for results and log records
 out, and nothing else is shared, so a worker that dies, even halfway through a message,

@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from numba import njit
+
+from pipeline import compiled
 
 Batch = np.ndarray  # (N, 81) uint8
 Grid = np.ndarray  # (81,) uint8
@@ -85,7 +86,7 @@ def encode_buffers(offsets: np.ndarray, data: np.ndarray) -> tuple[Batch, dict[i
     return grids, reasons
 
 
-@njit(cache=True, nogil=True)
+@compiled.kernel("(readonly u1[::1], readonly i8[::1], u1[:, ::1]) -> b1[::1]", nogil=True)
 def _encode_rows(data, offsets, grids):
     """Digits of every row of 81 digits or dots into `grids`; (N,) bool: rows not like that."""
     n = len(offsets) - 1
@@ -109,7 +110,8 @@ def _encode_rows(data, offsets, grids):
     return slow
 
 
-@njit(cache=True, nogil=True)
+@compiled.kernel("(readonly i8[::1], readonly u1[::1], readonly u1[:, ::1]) -> b1[::1]",
+                 nogil=True)
 def same_text(offsets, data, grids):
     """(N,) bool: string i (Arrow-style offsets and bytes) is grid i written as 81 digits."""
     n = grids.shape[0]
@@ -175,7 +177,7 @@ def find_clashes(grids: Batch) -> dict[int, str]:
     return {int(i): clash_reason(grids[i]) for i in bad_rows}
 
 
-@njit(cache=True)
+@compiled.kernel("(readonly u1[:, ::1]) -> b1[::1]")
 def _has_clash(grids):
     """(N,) bool: some row, column or box of the grid holds a given digit twice."""
     out = np.zeros(grids.shape[0], dtype=np.bool_)

@@ -23,9 +23,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
-from numba import njit
 
-from pipeline import records
+from pipeline import compiled, records
 from pipeline.layout import Layout
 
 _COMMA, _QUOTE = 44, 34
@@ -226,7 +225,7 @@ def _view_rows(view: np.ndarray, length: int, layout: Layout) -> Rows | None:
     return Rows(n, cols)
 
 
-@njit(cache=True, nogil=True)
+@compiled.kernel("(readonly u1[:, ::1], i8, readonly i8[::1]) -> b1", nogil=True)
 def _alike(view, length, commas):
     """Every record: commas exactly where the first has them, no quote, no CR or LF inside,
     ASCII only. Branch-free over a record, so the compiler can use vector instructions."""
@@ -244,7 +243,8 @@ def _alike(view, length, commas):
     return True
 
 
-@njit(cache=True, nogil=True)
+@compiled.kernel("(readonly u1[::1], readonly i8[::1], readonly i8[::1], readonly i8[::1], i8, "
+                 "u1[::1], i8[::1], i1[::1]) -> i8", nogil=True)
 def _gather(data, starts, ends, idx, keep, out, offsets, flags):
     """Copy the records idx into out (at most `keep` bytes each); flags: 1 a byte >= 128,
     2 a quote."""

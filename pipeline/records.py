@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pipeline import compiled
+
 
 def hasher(data: bytes = b""):
     """The hash of a range's bytes: XXH3-128, a strong non-cryptographic hash at memory
@@ -55,7 +57,7 @@ def scan(buf, pos, stop, end, final, quotes, comments, data_start, max_record,
     (AT_STOP), `end` (AT_END, only when `final`), the start of a record that needs more
     bytes to be decided (NEED_MORE), or the next record start when the arrays are full.
 
-    Workers run it compiled (`_compiled()`); the parent, deciding a layout on a file's first
+    Workers run it compiled (`_compiled`); the parent, deciding a layout on a file's first
     bytes, runs this very code as Python, so that the two cannot disagree and the parent
     need not load numba.
     """
@@ -143,23 +145,18 @@ def scan(buf, pos, stop, end, final, quotes, comments, data_start, max_record,
     return n, p, NEED_MORE
 
 
-_KERNEL: list = []
-
-
-def _compiled():
-    """`scan` compiled by numba (loaded from its cache after the first time)."""
-    if not _KERNEL:
-        from numba import njit
-
-        _KERNEL.append(njit(cache=True, nogil=True)(scan))
-    return _KERNEL[0]
+# `scan` compiled (numba is imported only by its first call, if at all: the parent, which
+# imports this module, runs `scan` as Python)
+_compiled = compiled.kernel(
+    "(readonly u1[::1], i8, i8, i8, b1, b1, b1, i8, i8, i8[::1], i8[::1], i1[::1]) "
+    "-> (i8, i8, i8)", lazy=True, nogil=True)(scan)
 
 
 def warm_up() -> None:
     """Load the compiled scanner from numba's cache."""
     arr = np.frombuffer(b"a\n", dtype=np.uint8)
     out = np.empty(2, np.int64), np.empty(2, np.int64), np.empty(2, np.int8)
-    _compiled()(arr, 0, 2, 2, True, True, True, 0, MAX_RECORD, *out)
+    _compiled(arr, 0, 2, 2, True, True, True, 0, MAX_RECORD, *out)
 
 
 @dataclass
@@ -255,9 +252,9 @@ def iter_batches(read: Read, start: int, stop: int, rules: Rules, *,
         else:
             data = pending
         arr = np.frombuffer(data, dtype=np.uint8)
-        n, nxt, why = _compiled()(arr, 0, stop - base, len(arr), eof, rules.quotes,
-                            rules.comments, rules.data_start - base, rules.max_record,
-                            starts, ends, kinds)
+        n, nxt, why = _compiled(arr, 0, stop - base, len(arr), eof, rules.quotes,
+                                rules.comments, rules.data_start - base, rules.max_record,
+                                starts, ends, kinds)
         if n:
             yield Batch(data, base, starts[:n].copy(), ends[:n].copy(), kinds[:n].copy(),
                         _long(starts[:n], ends[:n], rules.max_record), base + nxt)

@@ -6,6 +6,7 @@ available), never by the engine itself.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ from conftest import RAW, load_set
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pipeline import compiled
 from pipeline.engine import solve_batch, warm_up
 
 REPO = Path(__file__).resolve().parents[1]
@@ -361,13 +363,16 @@ def test_input_not_modified_and_noncontiguous_accepted():
 
 
 def test_cache_is_used_in_a_new_process():
+    """Where numba compiles the kernels (no ahead-of-time module), a new process loads
+    them from numba's cache."""
     code = (
         "from pipeline import engine\n"
         "engine.warm_up()\n"
         "s = engine._solve_all.stats\n"
         "print(sum(s.cache_hits.values()), sum(s.cache_misses.values()))\n"
     )
-    run = dict(cwd=REPO, capture_output=True, text=True, check=True)
+    env = {**os.environ, compiled.MODE_ENV: "jit"}
+    run = dict(cwd=REPO, capture_output=True, text=True, check=True, env=env)
     subprocess.run([sys.executable, "-c", code], **run)  # makes sure the cache is written
     out = subprocess.run([sys.executable, "-c", code], **run)
     hits, misses = (int(v) for v in out.stdout.split())

@@ -1,0 +1,300 @@
+"""How the kernels are compiled: ahead of time where setup could, else by numba at first use.
+
+Every numba function of the package is declared through this module:
+
+    @kernel("(u1[:, ::1], readonly u1[::1]) -> b1[::1]")   an entry point, called from Python
+    @helper() / @helper(inline="always")                   called only from other kernels
+    @intrinsic                                             LLVM code for a helper
+
+`make setup` runs `python -m pipeline.compiled`, which compiles every entry point with
+numba's ahead-of-time compiler (numba.pycc, for this CPU and its features) into one
+extension module, `pipeline/_kernels_<digest>.so`. The digest hashes the sources of the
+kernel modules and the CPU's feature flags, so a module can be loaded only by the code it
+was built from, on a CPU that runs it. A process that finds its module calls those
+functions and never imports numba: numba's import and the typing context it builds before
+its first cache load are about half a second of every worker's start. Anywhere else (no C
+compiler at setup, an edited kernel, another CPU, `PIPELINE_KERNELS=jit`) the decorators
+hand the functions to numba, which compiles them at first use and caches them, as before.
+
+Signatures: the arguments in numba's notation, arrays C-contiguous (`u1[:, ::1]`), the
+ones a kernel only reads marked `readonly` (then a writable array is accepted too), then
+`->` and the result. The compiled module's functions check no argument (a wrong dtype
+would be read as the wrong type), so each is called through a guard that checks the
+dtype, dimensions, contiguity, alignment and, for the others, writability.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import operator
+import os
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+MODE_ENV = "PIPELINE_KERNELS"  # "jit": never load the compiled module
+# The modules that declare kernels, in the order the build imports them. Their sources
+# (and this file's) make the digest.
+MODULES = ("check", "engine", "grid", "reader", "records", "canonical", "datasets")
+HERE = Path(__file__).resolve().parent
+
+
+@dataclass
+class _Declared:
+    module: str
+    name: str
+    fn: object
+    signature: str
+    options: dict
+
+    @property
+    def export(self) -> str:
+        """Its name in the compiled module."""
+        return f"{self.module.rsplit('.', 1)[-1]}_{self.name.lstrip('_')}"
+
+
+_DECLARED: list[_Declared] = []
+_LOADED: list = []  # [module or None], once a process
+
+
+def kernel(signature: str, lazy: bool = False, **options):
+    """An entry point: the compiled module's function when there is one, else numba's
+    njit(cache=True, **options) of it (compiled at its first call). `lazy`: numba is not
+    even imported before that call (for a module the parent imports too)."""
+
+    def wrap(fn):
+        declared = _Declared(fn.__module__, fn.__name__, fn, signature, options)
+        _DECLARED.append(declared)
+        aot = loaded()
+        if aot is not None:
+            return _guarded(getattr(aot, declared.export), declared)
+        return _Lazy(fn, options) if lazy else _jit(fn, options)
+
+    return wrap
+
+
+def _jit(fn, options):
+    from numba import njit
+
+    return njit(cache=True, **options)(fn)
+
+
+class _Lazy:
+    """numba's function, made at the first call."""
+
+    def __init__(self, fn, options):
+        self.fn, self.options, self.jitted = fn, options, None
+
+    def __call__(self, *args):
+        if self.jitted is None:
+            self.jitted = _jit(self.fn, self.options)
+        return self.jitted(*args)
+
+
+def helper(**options):
+    """A function only kernels call: numba's when kernels are compiled here, else unused."""
+
+    def wrap(fn):
+        return fn if loaded() is not None else _jit(fn, options)
+
+    return wrap
+
+
+def intrinsic(fn):
+    """LLVM code generation for kernels (numba.extending.intrinsic), unused with the
+    compiled module."""
+    if loaded() is not None:
+        return fn
+    from numba.extending import intrinsic as numba_intrinsic
+
+    return numba_intrinsic(fn)
+
+
+def loaded():
+    """The compiled module of these sources and this CPU, or None (then numba compiles)."""
+    if not _LOADED:
+        _LOADED.append(_load())
+    return _LOADED[0]
+
+
+def _load():
+    if os.environ.get(MODE_ENV, "") == "jit":
+        return None
+    name = module_name()
+    if name is None or not any(HERE.glob(f"{name}.*")):
+        return None
+    import importlib
+
+    try:
+        return importlib.import_module(f"pipeline.{name}")
+    except ImportError:  # built against another numpy, say: numba compiles instead
+        return None
+
+
+def module_name() -> str | None:
+    """`_kernels_<digest>`; None where the CPU's features cannot be read."""
+    flags = _cpu_flags()
+    if flags is None:
+        return None
+    h = hashlib.blake2b(digest_size=8)
+    h.update(flags.encode())
+    h.update(np.__version__.encode())
+    for name in ("compiled", *MODULES):
+        h.update((HERE / f"{name}.py").read_bytes())
+    return f"_kernels_{h.hexdigest()}"
+
+
+def _cpu_flags() -> str | None:
+    """The CPU feature flags the kernel reports (Linux), sorted."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() in ("flags", "Features"):
+                    return " ".join(sorted(value.split()))
+    except OSError:
+        pass
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# Signatures and the guard
+
+
+_ARRAY = re.compile(r"(readonly\s+)?(\w+)\[([^\]]*)\]$")
+
+
+@dataclass(frozen=True)
+class _Arg:
+    dtype: np.dtype
+    ndim: int  # 0: a scalar
+    writable: bool
+
+
+def _parse(signature: str) -> tuple[list[str], str]:
+    args, _, result = signature.partition("->")
+    inner = args.strip()
+    if not (inner.startswith("(") and inner.endswith(")")):
+        raise ValueError(f"not a kernel signature: {signature!r}")
+    parts = [p.strip() for p in re.split(r",(?![^\[]*\])", inner[1:-1]) if p.strip()]
+    return parts, result.strip()
+
+
+def _arg(text: str) -> _Arg:
+    m = _ARRAY.match(text)
+    if m is None:
+        return _Arg(np.dtype(text), 0, False)
+    dims = [d.strip() for d in m.group(3).split(",")]
+    if dims[-1] != "::1" or any(d != ":" for d in dims[:-1]):
+        raise ValueError(f"kernel arrays are C-contiguous ([:, ::1]): {text!r}")
+    return _Arg(np.dtype(m.group(2)), len(dims), m.group(1) is None)
+
+
+def _guarded(fn, declared: _Declared):
+    """The compiled function behind a check of every argument's type."""
+    specs = [_arg(a) for a in _parse(declared.signature)[0]]
+    what = f"{declared.module}.{declared.name}"
+
+    def call(*args):
+        if len(args) != len(specs):
+            raise TypeError(f"{what} takes {len(specs)} arguments, got {len(args)}")
+        for k, (a, s) in enumerate(zip(args, specs, strict=True)):
+            if s.ndim == 0:
+                if s.dtype.kind == "b" and not isinstance(a, bool | np.bool_):
+                    raise TypeError(f"{what}: argument {k} must be a bool")
+                if s.dtype.kind in "iu":
+                    operator.index(a)  # an integer, not a float or an array
+                continue
+            if not (isinstance(a, np.ndarray) and a.dtype == s.dtype and a.ndim == s.ndim
+                    and a.flags.c_contiguous and a.flags.aligned
+                    and (a.flags.writeable or not s.writable)):
+                raise TypeError(f"{what}: argument {k} must be a C-contiguous"
+                                f"{' writable' if s.writable else ''} {s.dtype} array of "
+                                f"{s.ndim} dimension(s)")
+        return fn(*args)
+
+    call.__name__ = declared.name
+    call.__doc__ = getattr(declared.fn, "__doc__", None)
+    return call
+
+
+def _numba_type(text: str):
+    """A type of a signature, as numba's."""
+    from numba import from_dtype, types
+
+    if text == "void":
+        return types.void
+    if text.startswith("(") and text.endswith(")"):
+        return types.Tuple([_numba_type(t.strip()) for t in text[1:-1].split(",") if t.strip()])
+    a = _arg(text)
+    scalar = from_dtype(a.dtype)
+    if a.ndim == 0:
+        return scalar
+    return types.Array(scalar, a.ndim, "C", readonly=not a.writable)
+
+
+# ---------------------------------------------------------------------------------------
+# The build
+
+
+def build(quiet: bool = False) -> str:
+    """Compile every declared entry point into `_kernels_<digest>`, unless it is there
+    already; returns what happened, in one line."""
+    name = module_name()
+    if name is None:
+        return "kernels: this CPU's features cannot be read; numba compiles them at first use"
+    if any(HERE.glob(f"{name}.*")):
+        return f"kernels: {name} is up to date"
+    os.environ[MODE_ENV] = "jit"  # the build needs numba's functions, not a module
+    _LOADED[:] = [None]
+    import importlib
+    import tempfile
+    import warnings
+
+    for module in MODULES:
+        importlib.import_module(f"pipeline.{module}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pycc's pending deprecation: it still works
+        from numba.core import codegen
+        from numba.core.types import Tuple, UniTuple
+        from numba.pycc import CC
+
+    # pycc compiles for the CPU model's features; this machine may lack some of them (a
+    # VM): ask for exactly the ones it has, as numba's JIT does.
+    codegen.AOTCPUCodegen._customize_tm_features = codegen.CPUCodegen._get_host_cpu_features
+    with tempfile.TemporaryDirectory(dir=HERE, prefix=".kernels-") as tmp:
+        cc = CC(name)
+        cc.output_dir = tmp
+        cc.target_cpu = "host"
+        cc.verbose = not quiet
+        for d in _DECLARED:
+            args, result = _parse(d.signature)
+            ret = _numba_type(result)
+            if isinstance(ret, Tuple) and len(set(ret.types)) == 1:
+                ret = UniTuple(ret.types[0], len(ret.types))
+            cc.export(d.export, ret(*[_numba_type(a) for a in args]))(d.fn)
+        cc.compile()
+        built = next(Path(tmp).glob(f"{name}.*"))
+        for old in HERE.glob("_kernels_*"):
+            old.unlink()
+        os.replace(built, HERE / built.name)
+    return f"kernels: compiled ahead of time into pipeline/{built.name}"
+
+
+def main() -> None:
+    """`python -m pipeline.compiled`: build the module; no C compiler is not an error."""
+    try:
+        print(build(quiet=True))
+    except Exception as exc:  # noqa: BLE001  (any failure leaves numba to compile)
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"kernels: not compiled ahead of time ({first}); numba compiles them at "
+              f"first use", file=sys.stderr)
+
+
+if __name__ == "__main__":  # run as pipeline.compiled, whose list the kernel modules fill
+    from pipeline import compiled
+
+    compiled.main()

@@ -1,0 +1,164 @@
+"""pipeline.compiled: the ahead-of-time module, its name, its guard, and that it says what
+numba's compilation of the same sources says."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import REPO, SAMPLE_CSV, comparable, read_results
+
+from pipeline import compiled
+
+AOT = compiled.loaded() is not None
+needs_aot = pytest.mark.skipif(not AOT, reason="no ahead-of-time module here (make kernels)")
+
+
+def _declared(signature: str, calls: list):
+    def fn(*args):
+        calls.append(args)
+        return "called"
+
+    d = compiled._Declared("pipeline.example", "_fn", fn, signature, {})
+    return compiled._guarded(fn, d)
+
+
+def test_guard_passes_the_declared_types_through():
+    calls: list = []
+    f = _declared("(readonly u1[:, ::1], i8, b1, i4[::1]) -> void", calls)
+    grids = np.zeros((2, 81), np.uint8)
+    grids.flags.writeable = False  # readonly: a read-only array is fine
+    out = np.zeros(3, np.int32)
+    assert f(grids, 5, True, out) == "called"
+    assert f(np.zeros((0, 81), np.uint8), np.int64(1), np.bool_(False), out) == "called"
+    assert len(calls) == 2
+
+
+@pytest.mark.parametrize("bad", [
+    "dtype", "ndim", "strided", "fortran", "readonly-out", "float-int", "int-bool", "count",
+])
+def test_guard_refuses_what_the_compiled_function_would_misread(bad):
+    calls: list = []
+    f = _declared("(readonly u1[:, ::1], i8, b1, i4[::1]) -> void", calls)
+    grids, out = np.zeros((4, 81), np.uint8), np.zeros(3, np.int32)
+    args = [grids, 5, True, out]
+    if bad == "dtype":
+        args[0] = grids.astype(np.int64)
+    elif bad == "ndim":
+        args[0] = grids.reshape(-1)
+    elif bad == "strided":
+        args[0] = grids[::2]
+    elif bad == "fortran":
+        args[0] = np.asfortranarray(grids)
+    elif bad == "readonly-out":
+        out.flags.writeable = False
+    elif bad == "float-int":
+        args[1] = 5.0
+    elif bad == "int-bool":
+        args[2] = 1
+    else:
+        args = args[:3]
+    with pytest.raises(TypeError):
+        f(*args)
+    assert calls == []
+
+
+def test_signatures_are_c_contiguous_arrays_or_scalars():
+    assert compiled._parse("(u1[:, ::1], i8) -> b1[::1]") == (["u1[:, ::1]", "i8"], "b1[::1]")
+    assert compiled._parse("() -> i8") == ([], "i8")
+    assert compiled._arg("readonly i8[::1]") == compiled._Arg(np.dtype(np.int64), 1, False)
+    with pytest.raises(ValueError):
+        compiled._arg("u1[:, :]")  # any layout: the module would not know the strides
+    with pytest.raises(ValueError):
+        compiled._parse("u1[::1] -> void")
+
+
+def test_every_kernel_signature_reads_as_numba_types():
+    """What the build hands to numba.pycc, for every declared entry point."""
+    for name in compiled.MODULES:
+        __import__(f"pipeline.{name}")
+    assert {d.export for d in compiled._DECLARED} >= {"engine_solve_all", "check_is_solution",
+                                                      "records_scan", "reader_gather"}
+    for d in compiled._DECLARED:
+        args, result = compiled._parse(d.signature)
+        compiled._numba_type(result)
+        for a in args:
+            compiled._numba_type(a)
+
+
+def test_module_name_follows_the_sources_and_the_cpu(tmp_path, monkeypatch):
+    for name in ("compiled", *compiled.MODULES):
+        shutil.copy(compiled.HERE / f"{name}.py", tmp_path)
+    monkeypatch.setattr(compiled, "HERE", tmp_path)
+    first = compiled.module_name()
+    assert first is not None and first.startswith("_kernels_")
+    engine = tmp_path / "engine.py"
+    engine.write_text(engine.read_text() + "\n# an edit\n")
+    assert compiled.module_name() != first
+    monkeypatch.setattr(compiled, "_cpu_flags", lambda: "fpu sse2")
+    other_cpu = compiled.module_name()
+    assert other_cpu not in (None, first)
+    monkeypatch.setattr(compiled, "_cpu_flags", lambda: None)
+    assert compiled.module_name() is None  # features unknown: never a compiled module
+
+
+@needs_aot
+def test_compiled_kernels_refuse_wrong_arrays_instead_of_misreading_them():
+    from pipeline import engine
+
+    n = 1
+    args = [np.zeros((n, 81), np.uint8), 2, np.zeros((n, 81), np.uint8), np.zeros(n, np.int8),
+            np.zeros(n, np.int64), np.zeros(0, np.int64), np.zeros(engine.NODE, np.int32),
+            np.zeros(4, np.int64), np.empty((engine.STACK_DEPTH, engine.NODE), np.int32)]
+    engine._solve_all(*args)  # as declared: fine
+    args[0] = np.zeros((n, 81), np.int64)
+    with pytest.raises(TypeError):
+        engine._solve_all(*args)
+
+
+@needs_aot
+def test_a_worker_starts_without_numba():
+    code = ("import sys\n"
+            "import pipeline.preload\n"
+            "print(sorted(m for m in ('numba', 'llvmlite') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=REPO)
+    assert out.stdout.split() == ["[]"]
+
+
+@needs_aot
+@pytest.mark.slow
+def test_compiled_and_numba_kernels_give_the_same_results(run_process, tmp_path):
+    """The bundled sample, canonical forms and all, through `pipeline run` once with the
+    compiled module and once with numba's compilation of the same sources."""
+    frames = []
+    for mode in ("aot", "jit"):
+        out = tmp_path / mode
+        res = run_process("run", "--input", SAMPLE_CSV, "--output", out, "--canonical",
+                          "--workers", "2", "--quiet",
+                          env={compiled.MODE_ENV: mode})
+        assert res.returncode == 0, res.stderr
+        frames.append(comparable(read_results(out)))
+    aot, jit = frames
+    assert aot.height == jit.height > 0
+    assert aot.equals(jit)
+    assert set(aot["status"].unique()) >= {"solved"}
+
+
+def test_public_functions_take_read_only_arrays():
+    """Whatever compiled them: a kernel's inputs are declared `readonly` where it only
+    reads them, so frozen arrays (Arrow buffers, memory maps) go in as they are."""
+    from pipeline import canonical, check, engine
+
+    grids = np.zeros((3, 81), np.uint8)
+    grids[:, :9] = np.arange(1, 10)
+    grids.flags.writeable = False
+    solutions, counts, _, _ = engine.solve_batch(grids, 2)
+    assert list(counts) == [2, 2, 2]
+    solutions.flags.writeable = False
+    assert check.is_solution(grids, solutions).all()
+    forms, autos = canonical.minlex(grids)
+    assert forms.shape == (3, 81) and (autos >= 1).all()
