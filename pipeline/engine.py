@@ -36,10 +36,12 @@ minicolumn.
 Propagation
 -----------
 Work is queued per digit (a 9-bit mask).  Settling a digit closes its three band
-matrices (tables ``SHRINK`` -> ``COMPLEX``: pointing and claiming inside each band, row
-and box hidden singles), then its three stack matrices (bitwise: the same inside each
-stack, so columns too), until both are stable.  A row of a board left with one cell
-places that cell: it leaves the band's other eight boards, which are queued.
+matrices (table ``COMPLEX``, indexed by the band matrix: pointing and claiming inside each
+band, row and box hidden singles), then its three stack matrices (bitwise: the same inside
+each stack, so columns too), until both are stable.  A row of a board left with one cell
+places that cell: it leaves the band's other eight boards, which are queued.  Digits
+queued during a pass over the queue wait for the next pass (unless still ahead in this
+one), so that the choice of the next digit does not wait for the one settling.
 
 When the queue is empty, ``_stall`` looks across digits:
 
@@ -66,9 +68,13 @@ Cost per puzzle and per node
 ----------------------------
 The givens are read and the solution written 32 bytes at a time through LLVM vector
 intrinsics (a byte compare and mask per band; bit planes of digit numbers to bytes), and
-the boards of the givens are made in bulk, without a branch per cell.  The search loop
-is compiled without numba's reference counting (``_nrt=False``): the state arrays are
-made once per batch, and a node is pushed and popped as one 256-byte copy.
+the boards of the givens are made in bulk, without a branch per cell.  A placement clears
+a band's first eight boards as one 32-byte vector, and a naked single finds its digit by
+one vector compare.  Where PEXT is fast (``FAST_PEXT``: Intel since Haswell, AMD since
+Zen 3) a board's band matrix is its minirow bits packed by PEXT, which shortens the chain
+of dependent instructions of every settling; elsewhere three ``SHRINK`` lookups make it.
+The search loop is compiled without numba's reference counting (``_nrt=False``): the
+state arrays are made once per batch, and a node is pushed and popped as one 256-byte copy.
 """
 
 from __future__ import annotations
@@ -83,6 +89,7 @@ if compiled.loaded() is None:  # numba compiles the kernels here: the intrinsics
     from numba.core import cgutils
 
     _V32 = ir.VectorType(ir.IntType(8), 32)
+    _V8I32 = ir.VectorType(ir.IntType(32), 8)
 
 __all__ = ["cycles_per_us", "read_cycles", "solve_batch", "warm_up"]
 
@@ -106,6 +113,23 @@ def _cttz(typingctx, x):
         return builder.call(fn, [val, ir.Constant(ir.IntType(1), 1)])
 
     return types.int64(x), codegen
+
+
+@compiled.intrinsic
+def _pext(typingctx, x, m):
+    """Parallel bit extract (BMI2): the bits of x under mask m, packed to the bottom."""
+    if not (isinstance(x, types.Integer) and isinstance(m, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        a = context.cast(builder, args[0], signature.args[0], types.int64)
+        b = context.cast(builder, args[1], signature.args[1], types.int64)
+        fnty = ir.FunctionType(i64, [i64, i64])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.x86.bmi.pext.64")
+        return builder.call(fn, [a, b])
+
+    return types.int64(x, m), codegen
 
 
 @compiled.intrinsic
@@ -211,6 +235,86 @@ def _copy_row(typingctx, dst, drow, src, srow):
 
 
 @compiled.intrinsic
+def _place_in_band(typingctx, S, base, new, d, x):
+    """Cells ``new`` of a band are placed: remove them from the band's nine boards
+    S[base] .. S[base + 8], except board ``d``, which becomes ``x``.  Returns the boards
+    that lost a cell (bit t for board base + t).
+
+    The first eight boards are one 32-byte vector (load, and-not, blend in ``x``, store,
+    and a compare for the boards hit); the ninth is scalar.  A per-board loop costs a
+    load, a store and a test for each of the nine.
+    """
+    ok = isinstance(S, types.Array) and S.dtype == types.int32 and S.layout == "C"
+    if not ok:
+        return None
+
+    def codegen(context, builder, signature, args):
+        ary, base_, new_, d_, x_ = args
+        i32 = ir.IntType(32)
+        i64 = ir.IntType(64)
+        a = context.make_array(signature.args[0])(context, builder, value=ary)
+        ptr = builder.gep(a.data, [context.cast(builder, base_, signature.args[1], types.intp)])
+        new32 = builder.trunc(context.cast(builder, new_, signature.args[2], types.int64), i32)
+        d32 = builder.trunc(context.cast(builder, d_, signature.args[3], types.int64), i32)
+        x32 = builder.trunc(context.cast(builder, x_, signature.args[4], types.int64), i32)
+
+        def splat(v):
+            one = builder.insert_element(ir.Constant(_V8I32, None), v, ir.Constant(i32, 0))
+            return builder.shuffle_vector(
+                one, ir.Constant(_V8I32, None), ir.Constant(_V8I32, [0] * 8)
+            )
+
+        vptr = builder.bitcast(ptr, _V8I32.as_pointer())
+        v = builder.load(vptr, align=4)
+        nv = splat(new32)
+        hitv = builder.icmp_unsigned("!=", builder.and_(v, nv), ir.Constant(_V8I32, [0] * 8))
+        hit = builder.zext(builder.bitcast(hitv, ir.IntType(8)), i64)
+        kept = builder.and_(v, builder.xor(nv, ir.Constant(_V8I32, [-1] * 8)))
+        own = builder.icmp_unsigned("==", ir.Constant(_V8I32, list(range(8))), splat(d32))
+        builder.store(builder.select(own, splat(x32), kept), vptr, align=4)
+        # the ninth board
+        p8 = builder.gep(ptr, [ir.Constant(i64, 8)])
+        o8 = builder.load(p8, align=4)
+        k8 = builder.and_(o8, builder.xor(new32, ir.Constant(i32, -1)))
+        is8 = builder.icmp_unsigned("==", d32, ir.Constant(i32, 8))
+        builder.store(builder.select(is8, x32, k8), p8, align=4)
+        h8 = builder.icmp_unsigned("!=", builder.and_(o8, new32), ir.Constant(i32, 0))
+        h8 = builder.zext(h8, i64)
+        return builder.or_(hit, builder.shl(h8, ir.Constant(i64, 8)))
+
+    return types.int64(S, base, new, d, x), codegen
+
+
+@compiled.intrinsic
+def _band_hits(typingctx, S, base, m):
+    """Bit t set when board S[base + t] meets m (t < 9): one 32-byte compare for the
+    first eight boards, a scalar test for the ninth."""
+    ok = isinstance(S, types.Array) and S.dtype == types.int32 and S.layout == "C"
+    if not ok:
+        return None
+
+    def codegen(context, builder, signature, args):
+        ary, base_, m_ = args
+        i32 = ir.IntType(32)
+        i64 = ir.IntType(64)
+        a = context.make_array(signature.args[0])(context, builder, value=ary)
+        ptr = builder.gep(a.data, [context.cast(builder, base_, signature.args[1], types.intp)])
+        m32 = builder.trunc(context.cast(builder, m_, signature.args[2], types.int64), i32)
+        one = builder.insert_element(ir.Constant(_V8I32, None), m32, ir.Constant(i32, 0))
+        zeros = ir.Constant(_V8I32, [0] * 8)
+        mv = builder.shuffle_vector(one, ir.Constant(_V8I32, None), zeros)
+        v = builder.load(builder.bitcast(ptr, _V8I32.as_pointer()), align=4)
+        hitv = builder.icmp_unsigned("!=", builder.and_(v, mv), ir.Constant(_V8I32, [0] * 8))
+        hit = builder.zext(builder.bitcast(hitv, ir.IntType(8)), i64)
+        o8 = builder.load(builder.gep(ptr, [ir.Constant(i64, 8)]), align=4)
+        h8 = builder.icmp_unsigned("!=", builder.and_(o8, m32), ir.Constant(i32, 0))
+        h8 = builder.zext(h8, i64)
+        return builder.or_(hit, builder.shl(h8, ir.Constant(i64, 8)))
+
+    return types.int64(S, base, m), codegen
+
+
+@compiled.intrinsic
 def _rdcycle(typingctx):
     """Read the CPU cycle counter (0 on platforms without one)."""
 
@@ -280,11 +384,34 @@ def _build_tables():
 
 
 SHRINK, FIRST9, COMPLEX, PEER_KEEP = _build_tables()
+
 # 32-bit tables: half the cache footprint (all values fit in 27 bits)
 SHRINK = SHRINK.astype(np.int32)
 FIRST9 = FIRST9.astype(np.int32)
 COMPLEX = COMPLEX.astype(np.int32)
 PEER_KEEP = PEER_KEEP.astype(np.int32)
+
+
+def _fast_pext() -> bool:
+    """Whether the kernel may use PEXT (BMI2) for a board's band matrix: one fast
+    instruction on Intel since Haswell and AMD since Zen 3, microcoded (tens of cycles) on
+    earlier AMD, absent on older CPUs.  Not when numba is asked for a portable target."""
+    import llvmlite.binding as ll
+    from numba.core import config
+
+    if config.CPU_NAME is not None:
+        return False
+    try:
+        name = ll.get_host_cpu_name()
+        bmi2 = bool(ll.get_host_cpu_features().get("bmi2", False))
+    except Exception:  # (a host llvmlite cannot describe)
+        return False
+    return bmi2 and not name.startswith(("znver1", "znver2", "bdver", "btver"))
+
+
+# A compile-time constant of the kernel (None with the ahead-of-time module, for which it
+# was decided when the module was built for this CPU)
+FAST_PEXT = _fast_pext() if compiled.loaded() is None else None
 
 # --------------------------------------------------------------------------------------
 # Bit helpers on three packed 3x3 matrices (27 bits, matrix m at bits 9m..9m+8)
@@ -358,9 +485,18 @@ def _band_matrix(x):
 
 
 @compiled.helper(inline="always")
+def _band_index(x):
+    """A board's band matrix as a table index: with PEXT the bits of its minirows packed
+    (a short dependency chain, no table load), else ``_band_matrix``."""
+    if FAST_PEXT:
+        return _pext(_minirows(x), 0o111111111)
+    return _band_matrix(x) & 511  # (the mask spares a negative-index check)
+
+
+@compiled.helper(inline="always")
 def _close_band(x):
     """Keep the cells of a board whose minirow lies on a permutation still possible."""
-    return x & COMPLEX[_band_matrix(x) & 511]  # (the mask spares a negative-index check)
+    return x & COMPLEX[_band_index(x)]
 
 
 @compiled.helper(inline="always")
@@ -386,8 +522,18 @@ def _close_stacks(c0, c1, c2):
 
 @compiled.helper(inline="always")
 def _propagate(S, todo):
-    """Settle queued digits until none is left.  Returns False on contradiction."""
-    while todo != 0:
+    """Settle queued digits until none is left.  Returns False on contradiction.
+
+    The digits queued while a pass over ``todo`` runs wait for the next pass (``later``),
+    unless still ahead in this one: the next digit does not wait for the one settling.
+    """
+    later = np.int64(0)
+    while True:
+        if todo == 0:
+            if later == 0:
+                break
+            todo = later
+            later = np.int64(0)
         d = _cttz(todo)
         todo &= todo - 1
         x0 = np.int64(S[d])
@@ -403,7 +549,16 @@ def _propagate(S, todo):
             y0 = x0 & _spread(c0)
             y1 = x1 & _spread(c1)
             y2 = x2 & _spread(c2)
-            if y0 == x0 and y1 == x1 and y2 == x2:
+            # the band step changes nothing unless a band matrix lost a bit: a minirow
+            # emptied (then the boards are y, and stable)
+            if (
+                _minirows(y0) == _minirows(x0)
+                and _minirows(y1) == _minirows(x1)
+                and _minirows(y2) == _minirows(x2)
+            ):
+                x0 = y0
+                x1 = y1
+                x2 = y2
                 break
             x0 = _close_band(y0)
             x1 = _close_band(y1)
@@ -430,14 +585,7 @@ def _propagate(S, todo):
             new = solved & u
             if new != 0:
                 S[27 + b] = u & ~new
-                base = b * 9
-                hit = np.int64(0)
-                for t in range(9):
-                    o = np.int64(S[base + t])
-                    S[base + t] = o & ~new
-                    hit |= np.int64((o & new) != 0) << t
-                S[base + d] = x
-                todo |= hit & ~(np.int64(1) << d)
+                later |= _place_in_band(S, b * 9, new, d, x) & ~(todo | (np.int64(1) << d))
     return True
 
 
@@ -451,6 +599,16 @@ def _count_in(m, c0, c1, c2, c3):
     c3 |= c2 & u
     c2 ^= u
     return c0, c1, c2, c3
+
+
+@compiled.helper(inline="always")
+def _count_to4(m, c0, c1, c2):
+    """``_count_in`` for counts that only matter up to three: c2 is set from four on."""
+    t = c0 & m
+    c0 ^= m
+    c2 |= c1 & t
+    c1 ^= t
+    return c0, c1, c2
 
 
 @compiled.helper(inline="always")
@@ -477,30 +635,33 @@ def _stall(S, pick):
             i = _cttz(sing)
             bit = np.int64(1) << i
             sing &= sing - 1
-            for d in range(9):
-                o = np.int64(S[base + d])
-                if o & bit:
-                    S[base + d] = o & PEER_KEEP[i]
-                    todo |= np.int64(1) << d
-                    break
+            # the one board that holds the cell (no branch per board), or none when an
+            # earlier single of the band took its last candidate
+            dm = _band_hits(S, base, bit)
+            if dm == 0:
+                return -1
+            s = base + _cttz(dm)
+            S[s] = np.int64(S[s]) & PEER_KEEP[i]
+            todo |= dm
     if todo != 0:
         return todo
 
     # triads: count over the digits, per minirow and minicolumn, those that may go there
-    # (h*, v*) and those forced there (hf*, vf*): bit-sliced binary counters
+    # (h*, v*) and those forced there (f*, g*; these counters stop at four, which is
+    # already a contradiction): bit-sliced binary counters
     h0 = h1 = h2 = h3 = np.int64(0)
     v0 = v1 = v2 = v3 = np.int64(0)
-    f0 = f1 = f2 = f3 = np.int64(0)
-    g0 = g1 = g2 = g3 = np.int64(0)
+    f0 = f1 = f2 = np.int64(0)
+    g0 = g1 = g2 = np.int64(0)
     for d in range(9):
         mh = np.int64(S[AT_H + d])
         mv = np.int64(S[AT_K + d])
         h0, h1, h2, h3 = _count_in(mh, h0, h1, h2, h3)
         v0, v1, v2, v3 = _count_in(mv, v0, v1, v2, v3)
-        f0, f1, f2, f3 = _count_in(mh & ~_other_boxes(mh), f0, f1, f2, f3)
-        g0, g1, g2, g3 = _count_in(mv & ~_other_columns(mv), g0, g1, g2, g3)
+        f0, f1, f2 = _count_to4(mh & ~_other_boxes(mh), f0, f1, f2)
+        g0, g1, g2 = _count_to4(mv & ~_other_columns(mv), g0, g1, g2)
     # every minirow and minicolumn holds three digits
-    if ((h2 | h3 | (h1 & h0)) & (v2 | v3 | (v1 & v0))) != ALL27 or (f2 | f3 | g2 | g3) != 0:
+    if ((h2 | h3 | (h1 & h0)) & (v2 | v3 | (v1 & v0))) != ALL27 or (f2 | g2) != 0:
         return -1
     h_only3 = h1 & h0 & ~(h2 | h3)
     v_only3 = v1 & v0 & ~(v2 | v3)
@@ -698,17 +859,14 @@ def _solve_one(grids, p, out, limit, S, pick, stack):
     nsol = 0
     guesses = 0
     while True:
+        # (one call of _propagate, so one inlined copy of it: the stall's work comes back here)
         ok = _propagate(S, todo)
-        while ok:
-            if (np.int64(S[27]) | np.int64(S[28]) | np.int64(S[29])) == 0:
-                break
+        if ok and (np.int64(S[27]) | np.int64(S[28]) | np.int64(S[29])) != 0:
             r = _stall(S, pick)
-            if r < 0:
-                ok = False
-            elif r == 0:
-                break
-            else:
-                ok = _propagate(S, r)
+            if r > 0:
+                todo = r
+                continue
+            ok = r == 0
         if ok:
             if (np.int64(S[27]) | np.int64(S[28]) | np.int64(S[29])) == 0:
                 nsol += 1
