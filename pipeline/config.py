@@ -20,6 +20,7 @@ from pipeline.errors import UsageError
 from pipeline.status import STATUS_NAMES
 
 EXECUTORS = ("local", "dask")
+COMPRESSIONS = ("auto", "zstd", "none")  # of the parts' grid columns (schema.write_options)
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
@@ -37,6 +38,7 @@ class Settings:
     solution_column: str = ""  # CSV column of the expected solutions; empty = by name
     timings: bool = True  # measure each puzzle's solve time (solve_us)
     canonical: bool = False  # add the canonical form and automorphism count
+    compression: str = "auto"  # the grid columns': zstd, none, auto = none unless a URL
     executor: str = "local"  # local (a process pool) or dask
     scheduler: str = ""  # a Dask scheduler's address; empty with dask = a local cluster
     log_level: str = "INFO"  # for DIR/logs/run.jsonl
@@ -58,6 +60,9 @@ class Settings:
         if self.executor not in EXECUTORS:
             raise UsageError(f"--executor: {self.executor!r} is not one of "
                              f"{', '.join(EXECUTORS)}")
+        if self.compression not in COMPRESSIONS:
+            raise UsageError(f"--compression: {self.compression!r} is not one of "
+                             f"{', '.join(COMPRESSIONS)}")
         if self.log_level not in LOG_LEVELS:
             raise UsageError(f"--log-level: {self.log_level!r} is not one of "
                              f"{', '.join(LOG_LEVELS)}")
@@ -66,6 +71,14 @@ class Settings:
     def solution_limit(self) -> int:
         """Solutions to look for: 2 proves uniqueness, 1 stops at the first."""
         return 1 if self.first_solution else 2
+
+    def grid_codec(self, local_output: bool) -> str:
+        """The parts' grid columns' codec: `auto` leaves them uncompressed in a local
+        folder (the CPU is what a local run waits for) and compresses them at a URL (an
+        object store's bytes cost time and money)."""
+        if self.compression != "auto":
+            return self.compression
+        return "none" if local_output else "zstd"
 
     def worker_count(self) -> int:
         return self.workers if self.workers > 0 else (os.cpu_count() or 1)

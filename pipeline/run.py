@@ -266,13 +266,15 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
     engine = [0.0, 0.0]  # the engine's seconds, and the CPU seconds it had
     part_seconds: list[float] = []  # engine µs per row of each part, for the stats
 
+    codec = settings.grid_codec(run_folder.loc.local)
+
     def tasks() -> Iterator[Solve]:
         for inp in inputs:
             for r in inp.ranges:
                 if r.part not in done:
                     yield Solve(r, inp.location, inp.layout, inp.source, run_folder.results,
                                 tuple(carried), with_expected, settings.solution_limit,
-                                settings.timings, settings.canonical)
+                                settings.timings, settings.canonical, codec)
 
     def on_done(figures: Figures) -> None:
         tallies[figures.input].merge(figures.tally)

@@ -45,6 +45,9 @@ EXPECTED = "expected_solution"
 # of 81-character grids help no reader, so they are not written.
 _DICTIONARY = {"source", "status", "grade", "reason"}
 _STATISTICS = {"row", "n_solutions", "guesses", "solve_us", "expected_match"}
+# The 81-character columns: nine tenths of a part's bytes. zstd makes them 2.4x smaller at
+# about 0.9 µs a row (a third of a worker's time here); --compression chooses.
+_GRIDS = {"puzzle", "solution", "canonical", EXPECTED}
 
 
 # pyarrow is imported where it is used: the parent reads the names above without it.
@@ -163,10 +166,13 @@ def _masked(values: np.ndarray, type_: pa.DataType) -> pa.Array:
     return pa.array(values, mask=values == NULL, type=type_)
 
 
-def write_options(names: list[str]) -> dict:
-    """pyarrow.parquet.write_table's options for a part with these columns."""
+def write_options(names: list[str], grids: str = "zstd") -> dict:
+    """pyarrow.parquet.write_table's options for a part with these columns; `grids` is the
+    codec of the grid columns (zstd or none), every other column's is zstd."""
+    codec = {c: grids if c in _GRIDS else "zstd" for c in names}
     return {
-        "compression": "zstd", "compression_level": 1,
+        "compression": codec,
+        "compression_level": {c: 1 for c, k in codec.items() if k == "zstd"},
         "use_dictionary": [c for c in names if c in _DICTIONARY],
         "write_statistics": [c for c in names if c in _STATISTICS],
     }

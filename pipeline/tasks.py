@@ -42,6 +42,7 @@ class Solve:
     limit: int
     timings: bool
     canonical: bool = False  # add the canonical form and automorphism count
+    compression: str = "zstd"  # the grid columns' codec (schema.write_options)
     window: tuple[int, int] | None = None  # a probe: solve these rows only, write nothing
     poisoned: tuple[tuple[int, str], ...] = ()  # (row in range, reason): error, not solved
 

@@ -207,7 +207,7 @@ def solve(task: Solve) -> Figures:
     table = schema.results_table(
         schema.results_schema(task.carried, task.expected, task.canonical), task.source,
         r.first_row, rows.columns, outcome, grades, solve_us, forms)
-    write_part(task.results, r, table)
+    write_part(task.results, r, table, task.compression)
     done = time.perf_counter()
     figures.seconds = done - started
     figures.cpu_seconds = time.process_time() - cpu
@@ -238,8 +238,9 @@ def _read(task: Solve, hasher) -> reader.Rows:
         return reader.read_rows(read, r.start, r.end, task.layout, hasher)
 
 
-def write_part(results: Location, r: Range, table) -> None:
-    """A part, whole or absent: RunFailed (exit 3) when the store refuses it."""
+def write_part(results: Location, r: Range, table, compression: str = "zstd") -> None:
+    """A part, whole or absent: RunFailed (exit 3) when the store refuses it; `compression`
+    is its grid columns' codec."""
     import pyarrow.parquet as pq
 
     from pipeline import folder, schema
@@ -247,7 +248,7 @@ def write_part(results: Location, r: Range, table) -> None:
     meta = json.dumps({"input": r.input, "start": r.start, "end": r.end,
                        "first_row": r.first_row, "rows": r.rows, "digest": r.digest})
     table = table.replace_schema_metadata({folder.PART_META: meta.encode()})
-    options = schema.write_options(table.column_names)
+    options = schema.write_options(table.column_names, compression)
     loc = results.child(folder.part_name(r.part))
     try:
         loc.write_atomic(lambda f: pq.write_table(table, f, **options), sync_folder=False)

@@ -175,6 +175,38 @@ def test_no_timings(run_cli, tmp_path):
     assert frame["solve_us"].is_null().all()
 
 
+def grid_codecs(part: Path) -> dict[str, str]:
+    """Each column's codec in a part (its first row group)."""
+    import pyarrow.parquet as pq
+
+    group = pq.ParquetFile(part).metadata.row_group(0)
+    return {group.column(i).path_in_schema: group.column(i).compression
+            for i in range(group.num_columns)}
+
+
+def test_compression_of_the_grid_columns(run_cli, tmp_path):
+    """The same results whatever the codec; auto leaves a local folder's grids uncompressed,
+    every other column is zstd; an unknown codec is a usage error."""
+    frames = {}
+    for codec in ("auto", "zstd", "none"):
+        out = tmp_path / codec
+        res = run_cli("run", "-i", SAMPLE_CSV, "-o", out, "--compression", codec, "--quiet",
+                      "--canonical")
+        assert res.returncode == 0, res.stderr
+        frames[codec] = comparable(read_results(out))
+        codecs = grid_codecs(out / "results" / "part-00000.parquet")
+        grids = {c: k for c, k in codecs.items()
+                 if c in ("puzzle", "solution", "canonical", "expected_solution")}
+        assert len(grids) == 4
+        want = "ZSTD" if codec == "zstd" else "UNCOMPRESSED"
+        assert set(grids.values()) == {want}, codecs
+        assert {k for c, k in codecs.items() if c not in grids} == {"ZSTD"}
+        assert json.loads((out / "manifest.json").read_text())["config"]["compression"] == codec
+    assert frames["auto"].equals(frames["zstd"]) and frames["none"].equals(frames["zstd"])
+    bad = run_cli("run", "-i", SAMPLE_CSV, "-o", tmp_path / "bad", "--compression", "lz4")
+    assert bad.returncode == 2 and "--compression" in bad.stderr
+
+
 def test_expected_mismatch_is_reported(run_cli, tmp_path):
     wrong = LEET_SOLUTION
     path = write_input(tmp_path / "e.csv", f"puzzle,solution\n{PUZZLE},{SOLUTION}\n"
