@@ -203,13 +203,14 @@ class RunFolder:
     def done_parts(self, expected: dict[int, tuple[int, str]]) -> set[int]:
         """Parts that are whole and belong to this plan ({part: (rows, digest)}); any other
         file under results/ is removed, with a log line for a part that was not whole."""
+        names = [name for name in self.results.listdir() if is_part(name)]
+        if not names:  # a fresh run: no pyarrow needed yet
+            return set()
         import pyarrow.parquet as pq
 
         done: set[int] = set()
-        for name in self.results.listdir():
+        for name in names:
             loc = self.results.child(name)
-            if not is_part(name):
-                continue
             try:
                 number = int(name[len("part-"):-len(".parquet")])
             except ValueError:

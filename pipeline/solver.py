@@ -88,10 +88,7 @@ def solve_grids(
     n = len(grids)
     reasons = dict(malformed or {})
     status = np.full(n, Status.MALFORMED, dtype=np.uint8)
-    solutions = np.zeros((n, grid.SQUARES), dtype=np.uint8)
     n_solutions = np.full(n, NULL, dtype=np.int8)
-    guesses = np.full(n, NULL, dtype=np.int64)
-    cycles = np.full(n, NULL, dtype=np.int64) if timings else None
 
     if reasons:
         readable = np.ones(n, dtype=bool)
@@ -106,10 +103,16 @@ def solve_grids(
     solve_seconds = time.perf_counter() - started
     solve_cpu = time.process_time() - cpu
     where = slice(None) if todo is None else todo
-    solutions[where] = sol
-    guesses[where] = effort
-    if cycles is not None and ticks is not None:
-        cycles[where] = ticks
+    if todo is None:  # the engine's own arrays are the outcome's (4 MB a part not copied)
+        solutions, guesses, cycles = sol, effort, ticks if timings else None
+    else:
+        solutions = np.zeros((n, grid.SQUARES), dtype=np.uint8)
+        guesses = np.full(n, NULL, dtype=np.int64)
+        cycles = np.full(n, NULL, dtype=np.int64) if timings else None
+        solutions[todo] = sol
+        guesses[todo] = effort
+        if cycles is not None:
+            cycles[todo] = ticks
     found = count > 0
     status[where] = np.where(found, np.where(count >= 2, Status.MULTIPLE, Status.SOLVED),
                              Status.UNSOLVABLE)
