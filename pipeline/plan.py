@@ -409,6 +409,29 @@ def hash_span(task: Span) -> Cut:
 
 
 @dataclass(frozen=True)
+class Batch:
+    """Several planning tasks in one, whose results come back as a list: where a round
+    trip to a worker costs more than a task (a Dask scheduler's), a few tasks per worker."""
+
+    tasks: tuple
+
+
+BATCHES_PER_WORKER = 2
+
+
+def run_planning(executor, tasks: list) -> list:
+    """Every planning task's result, in order. While the local pool starts, task by task,
+    this process taking some (parent_piece); with workers ready, in a few Batches each."""
+    from pipeline import schedule
+
+    if executor.warming() or len(tasks) <= executor.workers:
+        return schedule.run_all(executor, tasks, helper=parent_piece)
+    size = -(-len(tasks) // (executor.workers * BATCHES_PER_WORKER))
+    batches = [Batch(tuple(tasks[i:i + size])) for i in range(0, len(tasks), size)]
+    return [r for done in schedule.run_all(executor, batches) for r in done]
+
+
+@dataclass(frozen=True)
 class Cut:
     """What planning found for one nominal range."""
 
@@ -533,7 +556,7 @@ def plan_inputs(inputs: list[Input], executor, chunk_size: int, manifest: dict |
             these = pieces(inp, inp.size)
             tasks.extend(these)
             owners.extend((inp, k) for k in range(len(these)))
-    results = schedule.run_all(executor, tasks, helper=parent_piece) if tasks else []
+    results = run_planning(executor, tasks) if tasks else []
     cuts: dict[int, list] = {i.index: [] for i in inputs}
     for (inp, k), result in zip(owners, results, strict=True):
         if k is None:

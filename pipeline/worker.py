@@ -1,6 +1,7 @@
 """A worker's whole job: a task in, its part written, a few figures out.
 
     Piece, Sweep   planning: find, count and hash the records of a range (pipeline.plan)
+    Batch          several planning tasks in one (for Dask, where a round trip costs more)
     Spill          copy an input that can be read only once into the run folder
     Solve          a range -> read -> encode -> solve -> check -> grade -> its part
 
@@ -50,6 +51,8 @@ def execute(task):
         return _reading(task.location, lambda: plan.sweep(task))
     if isinstance(task, plan.Span):
         return _reading(task.location, lambda: plan.hash_span(task))
+    if isinstance(task, plan.Batch):
+        return [execute(t) for t in task.tasks]
     if isinstance(task, Spill):
         return _spill(task)
     if isinstance(task, Classes):
