@@ -129,3 +129,23 @@ def test_run_all_shares_the_tasks_with_this_process(calls):
     assert here == sorted(here, reverse=True)  # from the back, each looked at once
     if calls == 0:
         assert not here
+
+
+@pytest.mark.parametrize("workers", [1, 2, 5])
+def test_ready_workers_plan_in_batches_with_every_result_in_its_place(tmp_path, workers):
+    """With no pool starting, the planning tasks go a few per worker in one Batch each:
+    the same cuts, in the same order, as task by task."""
+    path = tmp_path / "in.txt"
+    path.write_text((PUZZLE + "\n") * 400)
+    inp = plan.open_input(str(path), 0, None, None, schema.OURS)
+    inp.range_bytes = 1_000
+    pieces = plan.pieces(inp, path.stat().st_size)
+    ex = InlineExecutor()
+    ex.workers = workers
+    sent: list = []
+    submit = ex.submit
+    ex.submit = lambda task: (sent.append(task), submit(task))[1]
+    cuts = plan.run_planning(ex, pieces)
+    assert cuts == [plan.scan_piece(p) for p in pieces]
+    assert all(isinstance(t, plan.Batch) for t in sent)
+    assert len(sent) <= workers * plan.BATCHES_PER_WORKER < len(pieces)
