@@ -6,10 +6,11 @@ Every numba function of the package is declared through this module:
     @helper() / @helper(inline="always")                   called only from other kernels
     @intrinsic                                             LLVM code for a helper
 
-`make setup` runs `python -m pipeline.compiled`, which compiles every entry point with
-numba's ahead-of-time compiler (numba.pycc, for this CPU and its features) into one
-extension module, `pipeline/_kernels_<digest>.so`. The digest hashes the sources of the
-kernel modules and the CPU's feature flags, so a module can be loaded only by the code it
+`make kernels` (run by `make solve-dataset`, `test` and `bench`) runs `python -m
+pipeline.compiled`, which compiles every entry point with numba's ahead-of-time compiler
+(numba.pycc, for this CPU and its features) into one extension module,
+`pipeline/_kernels_<digest>.so`. The digest hashes the sources of the kernel modules,
+numpy's version and the CPU's feature flags, so a module can be loaded only by the code it
 was built from, on a CPU that runs it. A process that finds its module calls those
 functions and never imports numba: numba's import and the typing context it builds before
 its first cache load are about half a second of every worker's start. Anywhere else (no C
@@ -265,6 +266,9 @@ def build(quiet: bool = False) -> str:
     # pycc compiles for the CPU model's features; this machine may lack some of them (a
     # VM): ask for exactly the ones it has, as numba's JIT does.
     codegen.AOTCPUCodegen._customize_tm_features = codegen.CPUCodegen._get_host_cpu_features
+    exports = [d.export for d in _DECLARED]
+    if len(set(exports)) != len(exports):
+        raise RuntimeError(f"two kernels share a name in the module: {sorted(exports)}")
     with tempfile.TemporaryDirectory(dir=HERE, prefix=".kernels-") as tmp:
         cc = CC(name)
         cc.output_dir = tmp

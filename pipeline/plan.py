@@ -6,9 +6,10 @@ rows times the average record length in the file's first bytes); their exact bou
 record starts, found by the planning tasks, one per range, run in parallel: each finds its
 first record start, counts its rows with the reader's own rules (pipeline.records) and
 hashes its bytes. They run on the workers; while the local pool is still starting (its
-forkserver's imports take about a second) the parent runs those of local files whose bytes
-are plain (`parent_piece`: numpy, no compiled kernel). The parent adds up the counts to
-number the rows. A CSV in which quotes appear is planned by one task reading it from the
+forkserver's imports take half a second) the parent runs those of local files whose bytes
+are plain (`parent_piece`: numpy, no compiled kernel). With the workers ready (Dask) they
+go in a few `Batch`es per worker, since a round trip through a scheduler costs more than a
+piece. The parent adds up the counts to number the rows. A CSV in which quotes appear is planned by one task reading it from the
 start instead, because a line end may be inside a quoted field and only a reading from
 the start can tell.
 
@@ -421,7 +422,7 @@ BATCHES_PER_WORKER = 2
 
 def run_planning(executor, tasks: list) -> list:
     """Every planning task's result, in order. While the local pool starts, task by task,
-    this process taking some (parent_piece); with workers ready, in a few Batches each."""
+    this process taking some (parent_piece); with workers ready, a few Batches per worker."""
     from pipeline import schedule
 
     if executor.warming() or len(tasks) <= executor.workers:
