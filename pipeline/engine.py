@@ -149,9 +149,29 @@ def _popcnt(typingctx, x):
     return types.int64(x), codegen
 
 
-def _byte_ptr(context, builder, aryty, ary, start, startty):
+def _elem_ptr(context, builder, aryty, ary, start, startty):
+    """A pointer to element `start` of a C-contiguous array (codegen)."""
     a = context.make_array(aryty)(context, builder, value=ary)
     return builder.gep(a.data, [context.cast(builder, start, startty, types.intp)])
+
+
+def _splat(builder, value, vtype):
+    """A vector of `vtype` with `value` in every lane (codegen)."""
+    one = builder.insert_element(ir.Constant(vtype, None), value, ir.Constant(ir.IntType(32), 0))
+    zeros = ir.Constant(ir.VectorType(ir.IntType(32), vtype.count), [0] * vtype.count)
+    return builder.shuffle_vector(one, ir.Constant(vtype, None), zeros)
+
+
+def _boards_meeting(builder, first8, ninth, m32):
+    """Bit t set when board t of a band (the first eight as one vector, the ninth alone)
+    shares a cell with m32 (codegen)."""
+    i32, i64 = ir.IntType(32), ir.IntType(64)
+    hitv = builder.icmp_unsigned("!=", builder.and_(first8, _splat(builder, m32, _V8I32)),
+                                 ir.Constant(_V8I32, [0] * 8))
+    hit = builder.zext(builder.bitcast(hitv, ir.IntType(8)), i64)
+    h8 = builder.zext(builder.icmp_unsigned("!=", builder.and_(ninth, m32), ir.Constant(i32, 0)),
+                      i64)
+    return builder.or_(hit, builder.shl(h8, ir.Constant(i64, 8)))
 
 
 @compiled.intrinsic
@@ -166,14 +186,12 @@ def _byte_mask32(typingctx, arr, start, lo, hi):
 
     def codegen(context, builder, signature, args):
         ary, st, lo_, hi_ = args
-        ptr = _byte_ptr(context, builder, signature.args[0], ary, st, signature.args[1])
+        ptr = _elem_ptr(context, builder, signature.args[0], ary, st, signature.args[1])
         v = builder.load(builder.bitcast(ptr, _V32.as_pointer()), align=1)
 
         def splat(x, xty):
             b = builder.trunc(context.cast(builder, x, xty, types.int64), ir.IntType(8))
-            one = builder.insert_element(ir.Constant(_V32, None), b, ir.Constant(ir.IntType(32), 0))
-            zeros = ir.Constant(ir.VectorType(ir.IntType(32), 32), [0] * 32)
-            return builder.shuffle_vector(one, ir.Constant(_V32, None), zeros)
+            return _splat(builder, b, _V32)
 
         low = splat(lo_, signature.args[2])
         span = builder.sub(splat(hi_, signature.args[3]), low)
@@ -197,7 +215,7 @@ def _store_digits32(typingctx, arr, start, q0, q1, q2, q3):
             m = context.cast(builder, args[2 + k], signature.args[2 + k], types.int64)
             m = builder.bitcast(builder.trunc(m, ir.IntType(32)), ir.VectorType(ir.IntType(1), 32))
             acc = builder.add(acc, builder.shl(builder.zext(m, _V32), ir.Constant(_V32, [k] * 32)))
-        ptr = _byte_ptr(context, builder, signature.args[0], ary, st, signature.args[1])
+        ptr = _elem_ptr(context, builder, signature.args[0], ary, st, signature.args[1])
         builder.store(acc, builder.bitcast(ptr, _V32.as_pointer()), align=1)
         return context.get_dummy_value()
 
@@ -252,35 +270,25 @@ def _place_in_band(typingctx, S, base, new, d, x):
         ary, base_, new_, d_, x_ = args
         i32 = ir.IntType(32)
         i64 = ir.IntType(64)
-        a = context.make_array(signature.args[0])(context, builder, value=ary)
-        ptr = builder.gep(a.data, [context.cast(builder, base_, signature.args[1], types.intp)])
+        ptr = _elem_ptr(context, builder, signature.args[0], ary, base_, signature.args[1])
         new32 = builder.trunc(context.cast(builder, new_, signature.args[2], types.int64), i32)
         d32 = builder.trunc(context.cast(builder, d_, signature.args[3], types.int64), i32)
         x32 = builder.trunc(context.cast(builder, x_, signature.args[4], types.int64), i32)
-
-        def splat(v):
-            one = builder.insert_element(ir.Constant(_V8I32, None), v, ir.Constant(i32, 0))
-            return builder.shuffle_vector(
-                one, ir.Constant(_V8I32, None), ir.Constant(_V8I32, [0] * 8)
-            )
-
         vptr = builder.bitcast(ptr, _V8I32.as_pointer())
         v = builder.load(vptr, align=4)
-        nv = splat(new32)
-        hitv = builder.icmp_unsigned("!=", builder.and_(v, nv), ir.Constant(_V8I32, [0] * 8))
-        hit = builder.zext(builder.bitcast(hitv, ir.IntType(8)), i64)
-        kept = builder.and_(v, builder.xor(nv, ir.Constant(_V8I32, [-1] * 8)))
-        own = builder.icmp_unsigned("==", ir.Constant(_V8I32, list(range(8))), splat(d32))
-        builder.store(builder.select(own, splat(x32), kept), vptr, align=4)
-        # the ninth board
         p8 = builder.gep(ptr, [ir.Constant(i64, 8)])
         o8 = builder.load(p8, align=4)
+        hit = _boards_meeting(builder, v, o8, new32)
+        kept = builder.and_(v, builder.xor(_splat(builder, new32, _V8I32),
+                                           ir.Constant(_V8I32, [-1] * 8)))
+        own = builder.icmp_unsigned("==", ir.Constant(_V8I32, list(range(8))),
+                                    _splat(builder, d32, _V8I32))
+        builder.store(builder.select(own, _splat(builder, x32, _V8I32), kept), vptr, align=4)
+        # the ninth board
         k8 = builder.and_(o8, builder.xor(new32, ir.Constant(i32, -1)))
         is8 = builder.icmp_unsigned("==", d32, ir.Constant(i32, 8))
         builder.store(builder.select(is8, x32, k8), p8, align=4)
-        h8 = builder.icmp_unsigned("!=", builder.and_(o8, new32), ir.Constant(i32, 0))
-        h8 = builder.zext(h8, i64)
-        return builder.or_(hit, builder.shl(h8, ir.Constant(i64, 8)))
+        return hit
 
     return types.int64(S, base, new, d, x), codegen
 
@@ -297,19 +305,11 @@ def _band_hits(typingctx, S, base, m):
         ary, base_, m_ = args
         i32 = ir.IntType(32)
         i64 = ir.IntType(64)
-        a = context.make_array(signature.args[0])(context, builder, value=ary)
-        ptr = builder.gep(a.data, [context.cast(builder, base_, signature.args[1], types.intp)])
+        ptr = _elem_ptr(context, builder, signature.args[0], ary, base_, signature.args[1])
         m32 = builder.trunc(context.cast(builder, m_, signature.args[2], types.int64), i32)
-        one = builder.insert_element(ir.Constant(_V8I32, None), m32, ir.Constant(i32, 0))
-        zeros = ir.Constant(_V8I32, [0] * 8)
-        mv = builder.shuffle_vector(one, ir.Constant(_V8I32, None), zeros)
         v = builder.load(builder.bitcast(ptr, _V8I32.as_pointer()), align=4)
-        hitv = builder.icmp_unsigned("!=", builder.and_(v, mv), ir.Constant(_V8I32, [0] * 8))
-        hit = builder.zext(builder.bitcast(hitv, ir.IntType(8)), i64)
         o8 = builder.load(builder.gep(ptr, [ir.Constant(i64, 8)]), align=4)
-        h8 = builder.icmp_unsigned("!=", builder.and_(o8, m32), ir.Constant(i32, 0))
-        h8 = builder.zext(h8, i64)
-        return builder.or_(hit, builder.shl(h8, ir.Constant(i64, 8)))
+        return _boards_meeting(builder, v, o8, m32)
 
     return types.int64(S, base, m), codegen
 
