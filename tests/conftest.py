@@ -206,6 +206,15 @@ def read_results(out: Path) -> pl.DataFrame:
     return pl.read_parquet(files).sort("source", "row")
 
 
+def part_codecs(part) -> dict[str, str]:
+    """Each column's codec in a result part (a path or an open file), its first row group."""
+    import pyarrow.parquet as pq
+
+    group = pq.ParquetFile(part).metadata.row_group(0)
+    return {group.column(i).path_in_schema: group.column(i).compression
+            for i in range(group.num_columns)}
+
+
 def comparable(frame: pl.DataFrame) -> pl.DataFrame:
     """Results without the columns that may differ between equal runs (timings)."""
     return frame.drop([c for c in ("solve_us",) if c in frame.columns]).sort("source", "row")

@@ -20,6 +20,7 @@ from conftest import (
     SAMPLE_CSV,
     SOLUTION,
     comparable,
+    part_codecs,
     read_results,
     write_input,
 )
@@ -175,15 +176,6 @@ def test_no_timings(run_cli, tmp_path):
     assert frame["solve_us"].is_null().all()
 
 
-def grid_codecs(part: Path) -> dict[str, str]:
-    """Each column's codec in a part (its first row group)."""
-    import pyarrow.parquet as pq
-
-    group = pq.ParquetFile(part).metadata.row_group(0)
-    return {group.column(i).path_in_schema: group.column(i).compression
-            for i in range(group.num_columns)}
-
-
 def test_compression_of_the_grid_columns(run_cli, tmp_path):
     """The same results whatever the codec; auto leaves a local folder's grids uncompressed,
     every other column is zstd; an unknown codec is a usage error."""
@@ -194,7 +186,7 @@ def test_compression_of_the_grid_columns(run_cli, tmp_path):
                       "--canonical")
         assert res.returncode == 0, res.stderr
         frames[codec] = comparable(read_results(out))
-        codecs = grid_codecs(out / "results" / "part-00000.parquet")
+        codecs = part_codecs(out / "results" / "part-00000.parquet")
         grids = {c: k for c, k in codecs.items()
                  if c in ("puzzle", "solution", "canonical", "expected_solution")}
         assert len(grids) == 4

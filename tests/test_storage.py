@@ -12,7 +12,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from conftest import PUZZLE, SAMPLE_CSV, comparable, read_results
+from conftest import PUZZLE, SAMPLE_CSV, comparable, part_codecs, read_results
 
 from pipeline import storage
 from pipeline.errors import RunFailed
@@ -79,13 +79,9 @@ def test_s3_input_and_output(s3, run_cli, tmp_path):
     assert {"_SUCCESS", "manifest.json", "stats.parquet", "results", "logs"} <= names
     remote = _s3_results(fs, f"{bucket}/runs/one")
     assert remote["source"].unique().to_list() == [url_in]
-    import pyarrow.parquet as pq  # at a URL the grid columns are compressed (auto)
-
     with fs.open(f"{bucket}/runs/one/results/part-00000.parquet", "rb") as f:
-        group = pq.ParquetFile(f).metadata.row_group(0)
-        codecs = {group.column(i).path_in_schema: group.column(i).compression
-                  for i in range(group.num_columns)}
-    assert codecs["puzzle"] == codecs["solution"] == "ZSTD"
+        codecs = part_codecs(f)
+    assert codecs["puzzle"] == codecs["solution"] == "ZSTD"  # at a URL: auto compresses
     local_out = tmp_path / "local"
     assert run_cli("run", "-i", str(SAMPLE_CSV), "-o", str(local_out), *RUN).returncode == 0
     local = comparable(read_results(local_out)).drop("source")
