@@ -7,11 +7,12 @@ record starts, found by the planning tasks, one per range, run in parallel: each
 first record start, counts its rows with the reader's own rules (pipeline.records) and
 hashes its bytes. They run on the workers; while the local pool is still starting (its
 forkserver's imports take half a second) the parent runs those of local files whose bytes
-are plain (`parent_piece`: numpy, no compiled kernel). With the workers ready (Dask) they
-go in a few `Batch`es per worker, since a round trip through a scheduler costs more than a
-piece. The parent adds up the counts to number the rows. A CSV in which quotes appear is planned by one task reading it from the
-start instead, because a line end may be inside a quoted field and only a reading from
-the start can tell.
+are plain (`parent_piece`, with the compiled module only: numba is never imported here).
+With the workers ready (Dask) they go in a few `Batch`es per worker, since a round trip
+through a scheduler costs more than a piece. The parent adds up the counts to number the
+rows. A CSV in which quotes appear is planned by one task reading it from the start
+instead, because a line end may be inside a quoted field and only a reading from the
+start can tell.
 
 Inputs that can be read only once (standard input, a FIFO, a gzip file, an http URL) are
 first copied, decompressed, into the output folder's `.spill/` and planned as files.
@@ -28,8 +29,8 @@ import os
 import zlib
 from dataclasses import dataclass, field
 
+from pipeline import compiled, records, storage
 from pipeline import layout as layout_mod
-from pipeline import records, storage
 from pipeline.errors import InputError, UsageError
 from pipeline.layout import Layout
 from pipeline.storage import Location
@@ -455,9 +456,10 @@ def scan_piece(task: Piece, plain_only: bool = False) -> Cut | None:
 
 def parent_piece(task) -> Cut | None:
     """A planning task this process can run while the workers start: a Piece of a local
-    file whose bytes are plain (numpy, no compiled kernel, no row kept); None otherwise,
-    and on any read error, which the worker that runs it then reports."""
-    if not isinstance(task, Piece) or not task.location.local:
+    file whose bytes are plain (no row kept), with the compiled module loaded (without it,
+    counting lines would import numba here); None otherwise, and on any read error, which
+    the worker that runs it then reports."""
+    if not isinstance(task, Piece) or not task.location.local or compiled.loaded() is None:
         return None
     try:
         return scan_piece(task, plain_only=True)

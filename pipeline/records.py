@@ -153,10 +153,12 @@ _compiled = compiled.kernel(
 
 
 def warm_up() -> None:
-    """Load the compiled scanner from numba's cache."""
+    """Load the compiled scanner and line counter (from numba's cache, without the
+    compiled module)."""
     arr = np.frombuffer(b"a\n", dtype=np.uint8)
     out = np.empty(2, np.int64), np.empty(2, np.int64), np.empty(2, np.int8)
     _compiled(arr, 0, 2, 2, True, True, True, 0, MAX_RECORD, *out)
+    _plain_counts(arr, True)
 
 
 @dataclass
@@ -387,7 +389,55 @@ def count(read: Read, start: int, stop: int, rules: Rules, stream: Pushback | No
     return Scan(out[0] if out else start, rows, digest.hexdigest(), quotes)
 
 
-_PLAIN_STEP = 1 << 18  # bytes looked at a time: small scratch, no 8 MB temporaries
+def plain_counts(buf, after_lf):
+    """(LFs, bytes below 33, LFs right after an LF) in buf; `after_lf`: as if an LF came
+    just before buf.
+
+    Eight bytes a step, as one little-endian word x, without a branch: a byte's high bit
+    is set in `lf` where the byte is an LF and in `low` where it is below 33 (exact per
+    byte: no carry crosses a byte), and each count is the sum of those bits.
+
+        bytes of x  a    \n   \n   b  ...   (byte 0 is the word's low byte; y = x ^ 0A..)
+        lf          0    80   80   0  ...   ~((y & 7F..) + 7F.. | y) & 80..
+        low         0    80   80   0  ...   ~((x & 7F..) + 5F.. | x) & 80..  (5F = 128 - 33)
+        after       0    0    80   0  ...   lf & (lf << 8 | the previous word's byte 7)
+        a count     the high bits summed: (bits >> 7) * 01.. >> 56
+    """
+    ones = np.uint64(0x0101010101010101)
+    low7 = np.uint64(0x7F7F7F7F7F7F7F7F)
+    high = np.uint64(0x8080808080808080)
+    lf8 = np.uint64(_LF) * ones
+    under = np.uint64(128 - 33) * ones
+    s7, s8, s56, s63 = np.uint64(7), np.uint64(8), np.uint64(56), np.uint64(63)
+    whole = len(buf) // 8 * 8
+    words = buf[:whole].view(np.uint64)
+    lfs = below = pairs = np.uint64(0)  # uint64 throughout: with int64 numba makes floats
+    prev = np.uint64(1) << s63 if after_lf else np.uint64(0)
+    for i in range(len(words)):
+        x = words[i]
+        y = x ^ lf8
+        lf = ~(((y & low7) + low7) | y) & high
+        low = ~(((x & low7) + under) | x) & high
+        after = lf & ((lf << s8) | (prev >> s56))
+        lfs += ((lf >> s7) * ones) >> s56
+        below += ((low >> s7) * ones) >> s56
+        pairs += ((after >> s7) * ones) >> s56
+        prev = lf
+    n_lf, n_below, n_after = np.int64(lfs), np.int64(below), np.int64(pairs)
+    carry = 1 if prev >> s63 else 0
+    for i in range(whole, len(buf)):  # the last bytes, one at a time
+        is_lf = 1 if buf[i] == _LF else 0
+        n_lf += is_lf
+        n_below += 1 if buf[i] < 33 else 0
+        n_after += is_lf & carry
+        carry = is_lf
+    return n_lf, n_below, n_after
+
+
+# compiled like `scan`: numba is imported only by a first call (the parent makes none
+# without the compiled module: plan.parent_piece)
+_plain_counts = compiled.kernel("(readonly u1[::1], b1) -> (i8, i8, i8)", lazy=True)(
+    plain_counts)
 
 
 def plain_lines(data: bytes, quotes: bool, comments: bool) -> tuple[int, bool]:
@@ -396,32 +446,12 @@ def plain_lines(data: bytes, quotes: bool, comments: bool) -> tuple[int, bool]:
     empty one), no empty line, no quote or '#' where those mean something. The count is
     only meant when the answer is yes.
 
-    numpy and bytes methods, no compiled kernel, so that the parent can plan with it
-    without loading numba: byte compares in steps of 256 KiB into one scratch array (an
-    array as large as the data would cost a page fault every 4 KiB), a memchr for quotes.
+    One compiled pass (plain_counts) and a memchr for quotes and '#'.
     """
     if (quotes and b'"' in data) or (comments and b"#" in data):
         return 0, False
-    a = np.frombuffer(data, np.uint8)
-    scratch = np.empty(min(len(a), _PLAIN_STEP), np.bool_)
-    lfs = 0
-    last = -1  # where the last LF so far was (as if one ended the line before data)
-    for s in range(0, len(a), _PLAIN_STEP):
-        step = a[s: s + _PLAIN_STEP]
-        mask = scratch[: len(step)]
-        np.less(step, 33, out=mask)
-        below = int(np.count_nonzero(mask))
-        np.equal(step, _LF, out=mask)
-        at = np.flatnonzero(mask)
-        if len(at) != below:
-            return lfs, False  # a CR, a tab, a space or a control character
-        if len(at):
-            # An empty line: an LF first, or right after another one.
-            if at[0] + s == last + 1 or (len(at) > 1 and bool(np.any(np.diff(at) == 1))):
-                return lfs, False
-            last = int(at[-1]) + s
-        lfs += len(at)
-    return lfs, True
+    lfs, below, after = _plain_counts(np.frombuffer(data, np.uint8), True)
+    return lfs, below == lfs and after == 0
 
 
 def _count_plain(read: Read, start: int, stop: int, rules: Rules) -> Scan | bytes:

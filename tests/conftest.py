@@ -17,6 +17,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from pipeline import compiled
 from pipeline.executors import Executor
 
 REPO = Path(__file__).resolve().parents[1]
@@ -29,6 +30,10 @@ SOLUTION = "47138295698564127326359741863891574259287436114726389572415863985673
 LEET = "53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79"
 LEET_SOLUTION = "534678912672195348198342567859761423426853791713924856961537284287419635345286179"
 
+
+# The ahead-of-time module of pipeline.compiled (`make kernels`), loaded in this process.
+AOT = compiled.loaded() is not None
+needs_aot = pytest.mark.skipif(not AOT, reason="no ahead-of-time module here (make kernels)")
 
 RAW = REPO.parent / "shared" / "data" / "raw"  # the shared puzzle collections
 _TOKEN = re.compile(r"(?<![0-9.])[0-9.]{81}(?![0-9.])")

@@ -9,12 +9,9 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import REPO, SAMPLE_CSV, comparable, read_results
+from conftest import REPO, SAMPLE_CSV, comparable, needs_aot, read_results
 
 from pipeline import compiled
-
-AOT = compiled.loaded() is not None
-needs_aot = pytest.mark.skipif(not AOT, reason="no ahead-of-time module here (make kernels)")
 
 
 def _declared(signature: str, calls: list):

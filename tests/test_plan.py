@@ -6,13 +6,17 @@ this process and the workers without losing or repeating one.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import os
+import subprocess
+import sys
 
+import numpy as np
 import pytest
-from conftest import LEET, PUZZLE, InlineExecutor
+from conftest import LEET, PUZZLE, InlineExecutor, needs_aot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline import plan, records, schedule, schema
+from pipeline import compiled, plan, records, schedule, schema
 from pipeline.storage import Location
 
 
@@ -33,14 +37,29 @@ def test_plain_lines_says_what_its_docstring_says(data, quotes, comments):
     assert not ok or lfs == data.count(b"\n")
 
 
-def test_plain_lines_across_its_steps(monkeypatch):
-    """The empty-line check across the steps of 256 KiB (here made 8 bytes)."""
-    monkeypatch.setattr(records, "_PLAIN_STEP", 8)
-    for cut in range(20):
-        good = b"1234567\n" * 4
-        assert records.plain_lines(good, True, True) == (4, True)
+@given(st.binary(max_size=80) | st.lists(st.sampled_from([b"\n", b"\r", b" ", b"a", b"\x00",
+                                                          b"\x80", b"\xff", b"!"]),
+                                         max_size=80).map(b"".join), st.booleans())
+def test_plain_counts_counts_what_it_says_in_every_byte_of_a_word(data, after_lf):
+    """The compiled counts, eight bytes a word and the rest one by one, against bytes
+    counted one by one: LFs, bytes below 33, LFs right after an LF."""
+    previous = after_lf
+    after = 0
+    for b in data:
+        after += b == 10 and previous
+        previous = b == 10
+    counts = records._plain_counts(np.frombuffer(data, np.uint8), after_lf)
+    assert counts == (data.count(b"\n"), sum(b < 33 for b in data), after)
+
+
+def test_plain_lines_finds_an_empty_line_anywhere_in_a_word_or_across_two():
+    good = b"1234567\n" * 4
+    assert records.plain_lines(good, True, True) == (4, True)
+    for cut in range(len(good) + 1):
         bad = good[:cut] + b"\n" + good[cut:]
         assert records.plain_lines(bad, True, True)[1] == _plain_by_definition(bad, True, True)
+        assert records.plain_lines(bad[1:], True, True)[1] == _plain_by_definition(
+            bad[1:], True, True)
 
 
 _line = st.sampled_from([PUZZLE, LEET, PUZZLE + "," + LEET, "", " ", "# note", '"a,b"',
@@ -64,6 +83,7 @@ def test_the_parents_pieces_are_the_workers_or_none(tmp_path, lines, eol, csv, r
         assert mine is None or mine == plan.scan_piece(piece)
 
 
+@needs_aot
 @pytest.mark.parametrize("header", ["quizzes,solutions\n", '"quizzes","solutions"\n', ""])
 def test_the_parent_plans_every_piece_of_a_plain_file(tmp_path, header):
     """A header (even a quoted one: the layout found where it ends) is hashed, not counted."""
@@ -78,6 +98,7 @@ def test_the_parent_plans_every_piece_of_a_plain_file(tmp_path, header):
     assert sum(m.scan.rows for m in mine) == 300
 
 
+@needs_aot
 def test_the_parent_leaves_what_it_cannot_read_here_to_the_workers(tmp_path):
     path = tmp_path / "in.txt"
     path.write_text((PUZZLE + "\n") * 50)
@@ -149,3 +170,18 @@ def test_ready_workers_plan_in_batches_with_every_result_in_its_place(tmp_path, 
     assert cuts == [plan.scan_piece(p) for p in pieces]
     assert all(isinstance(t, plan.Batch) for t in sent)
     assert len(sent) <= workers * plan.BATCHES_PER_WORKER < len(pieces)
+
+
+def test_without_the_compiled_module_the_parent_leaves_planning_to_the_workers(tmp_path):
+    """Counting lines here would import numba (half a second) in the parent."""
+    path = tmp_path / "in.txt"
+    path.write_text((PUZZLE + "\n") * 50)
+    code = ("import sys\n"
+            "from pipeline import plan, schema\n"
+            f"inp = plan.open_input({str(path)!r}, 0, None, None, schema.OURS)\n"
+            "inp.range_bytes = 1_000\n"
+            "print([plan.parent_piece(p) for p in plan.pieces(inp, inp.location.size())][:2],"
+            " 'numba' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**os.environ, compiled.MODE_ENV: "jit"})
+    assert out.stdout.split() == ["[None,", "None]", "False"]
