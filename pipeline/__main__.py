@@ -7,11 +7,35 @@ death. (Only the interpreter's own start, before this module runs, is out of rea
 For `pipeline run` the local pool's forkserver is started here too: its second of imports
 (numba, the compiled kernels) then overlaps the reading of the command line and of the
 inputs' first bytes. A run that turns out to use Dask leaves it unused; it ends with us.
+
+Once a command has returned its exit code, and every exit handler has run (ours is
+registered first, so it runs last: the loggers are closed, the pool's processes are gone,
+threads that wanted joining are joined), the process ends at once. What is left is the
+interpreter tearing down its modules and freeing every object one by one: 0.1 s after a
+run on the local pool, nearly 0.2 s after one on Dask, for nothing anybody would see.
 """
 
+import atexit
 import os
 import signal
 import sys
+
+_EXIT_CODE: list[int] = []  # the command's exit code, once it has one
+
+
+def _exit_now() -> None:
+    """The last exit handler: end the process with the command's code, stdio flushed."""
+    if not _EXIT_CODE:
+        return  # not a command's own end (an error escaped it): the usual teardown
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe, a closed stream
+            pass
+    os._exit(_EXIT_CODE[0])
+
+
+atexit.register(_exit_now)  # before anything else is imported: the first, so the last run
 
 
 def main() -> None:
@@ -29,7 +53,12 @@ def main() -> None:
         exc = Stopped(getattr(stop, "signum", signal.SIGINT))
         print(f"pipeline: error: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)
-    cli.main()
+    try:
+        cli.main()
+    except SystemExit as done:  # how cli.main always ends
+        code = done.code
+        _EXIT_CODE.append(code if isinstance(code, int) else 0 if code is None else 1)
+        raise
 
 
 def _local_run(args: list[str]) -> bool:
