@@ -35,10 +35,10 @@ def _exit_now() -> None:
     os._exit(_EXIT_CODE[0])
 
 
-atexit.register(_exit_now)  # before anything else is imported: the first, so the last run
-
-
 def main() -> None:
+    """The process's entry point (console script and `python -m pipeline`): it ends the
+    process."""
+    atexit.register(_exit_now)  # before anything that registers one: the last to run
     from pipeline.errors import Interrupted, Stopped, stop_signal
 
     signal.signal(signal.SIGINT, stop_signal)
