@@ -309,7 +309,7 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
 
         write_part(run_folder.results, Range(0, 0, 0, 0, 0, 0, ""),
                    schema.results_schema(tuple(carried), with_expected,
-                                         settings.canonical).empty_table())
+                                         settings.canonical).empty_table(), codec)
     wall = time.perf_counter() - t0
     total = Tally()
     for t in tallies:
