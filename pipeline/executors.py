@@ -408,8 +408,8 @@ _FORKSERVER_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
 
 def start_forkserver() -> None:
     """Start the forkserver (once per process, without waiting for it) with an environment
-    that keeps the libraries it imports from starting threads before it forks; ours is
-    left as it was."""
+    that keeps the libraries it imports from starting threads before it forks, and with
+    Ctrl-C blocked; ours is left as it was."""
     from multiprocessing import forkserver
 
     # The main module too, or every worker would import it again on its way up.
@@ -418,9 +418,17 @@ def start_forkserver() -> None:
     saved = {k: os.environ.get(k) for k in _FORKSERVER_ENV}
     for k, v in _FORKSERVER_ENV.items():
         os.environ.setdefault(k, v)
+    # A Ctrl-C reaches our whole process group, and the run handles it for all; the
+    # forkserver ignores it only once its imports are done (a traceback otherwise). An
+    # ignored signal stays ignored through exec, so the forkserver starts with it ignored.
+    # Here it is held back meanwhile (blocked, it stays pending), not lost.
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         forkserver.ensure_running()
     finally:
+        signal.signal(signal.SIGINT, handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)
