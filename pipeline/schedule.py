@@ -43,9 +43,10 @@ def run_all(executor: Executor, tasks: list, helper: Callable | None = None) -> 
     """The results of every task, in order; a bounded number in flight (a wait looks at
     every future in flight, and a plan may hold thousands of ranges).
 
-    While no worker is ready (the local pool starting up), this process runs `helper` on
-    the waiting tasks, from the last one back (the workers take them from the first): its
-    result, or None for a task it leaves to the workers: time it would spend waiting.
+    While no worker is ready (the pool or the Dask client starting up), this process runs
+    `helper` on the waiting tasks, from the last one back: its result, or None for a task
+    it leaves to the workers. It hands the workers none until one of them is ready (or
+    `helper` has declined every task left): a task handed over would wait, and we for it.
     """
     results: list = [None] * len(tasks)
     attempts = [0] * len(tasks)
@@ -54,9 +55,6 @@ def run_all(executor: Executor, tasks: list, helper: Callable | None = None) -> 
     in_flight: dict = {}
     limit = executor.workers * IN_FLIGHT_PER_WORKER
     while waiting or in_flight:
-        while waiting and len(in_flight) < limit:
-            i = waiting.popleft()
-            in_flight[executor.submit(tasks[i])] = i
         if (helper is not None and waiting and waiting[-1] not in declined
                 and executor.warming()):
             i = waiting.pop()
@@ -67,6 +65,9 @@ def run_all(executor: Executor, tasks: list, helper: Callable | None = None) -> 
             else:
                 results[i] = value
             continue
+        while waiting and len(in_flight) < limit:
+            i = waiting.popleft()
+            in_flight[executor.submit(tasks[i])] = i
         for fut in executor.wait(list(in_flight)):
             i = in_flight.pop(fut)
             value, failure = _outcome(executor, fut)
