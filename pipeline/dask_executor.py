@@ -3,7 +3,8 @@
 `--executor dask --scheduler tcp://HOST:PORT` (or DASK_SCHEDULER_ADDRESS, or `scheduler` in
 the config file) connects to an existing cluster; `--executor dask` with no address starts
 a local one on 127.0.0.1 (worker processes, one thread each, `workers` of them, no
-dashboard). To the rest of the pipeline it is just another `executors.Executor`.
+dashboard). To the rest of the pipeline it is just another `executors.Executor`; a command
+runs it in a process of its own (dask_client.py).
 
 Where the data goes
 -------------------
@@ -327,10 +328,14 @@ class DaskExecutor(Executor):
                 return {f for f in futures if f.done()}
             if deadline is not None and time.monotonic() >= deadline:
                 return {f for f in futures if f.done()}
-            self._check_connected()
-            if not self._client.nthreads():
-                log.warning("dask: no workers on the cluster; %d task(s) waiting",
-                            len(futures))
+            self.check(len(futures))
+
+    def check(self, waiting: int) -> None:
+        """RunFailed once the scheduler is lost; a warning while `waiting` tasks (if any)
+        have no worker to run on."""
+        self._check_connected()
+        if waiting and not self._client.nthreads():
+            log.warning("dask: no workers on the cluster; %d task(s) waiting", waiting)
 
     def result(self, future):
         from distributed import KilledWorker

@@ -1,6 +1,7 @@
-"""Where tasks run: a local pool of worker processes, or a Dask cluster (dask_executor.py),
-behind one small interface. Executors only submit tasks and notice lost workers; what to do
-about a failure (retry, find the row to blame) is the scheduler's (schedule.py).
+"""Where tasks run: a local pool of worker processes, or a Dask cluster (dask_executor.py,
+its client in a process of its own: dask_client.py), behind one small interface.
+Executors only submit tasks and notice lost workers; what to do about a failure (retry,
+find the row to blame) is the scheduler's (schedule.py).
 
 The local pool
 --------------
@@ -62,6 +63,19 @@ class Executor:
 
     def wait(self, futures: Iterable, timeout: float | None = None) -> set:
         """Block until at least one future is done (or the timeout passes); the done ones."""
+        futures = list(futures)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            done = {f for f in futures if f.done()}
+            if done or not futures:
+                return done
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            self._pump(left)
+            if deadline is not None and time.monotonic() >= deadline:
+                return {f for f in futures if f.done()}
+
+    def _pump(self, timeout: float | None) -> None:
+        """Wait up to `timeout` seconds for news from the workers, and act on it."""
         raise NotImplementedError
 
     def result(self, future):
@@ -74,6 +88,11 @@ class Executor:
     def warming(self) -> bool:
         """Whether no worker can take a task yet (the pool is starting); never blocks."""
         return False
+
+    def client_cpu_seconds(self) -> float:
+        """CPU time spent so far for this run in helper processes of ours that are not
+        workers (the Dask client's process), counted as this process's own."""
+        return 0.0
 
     def close(self, cancel: bool = False) -> None:
         pass
@@ -118,12 +137,12 @@ def record_attributes(record: logging.LogRecord) -> dict:
 WORKER_NAME = b"pipeline-worker"  # what ps, top and psutil call a worker process
 
 
-def _die_with_parent() -> None:
+def die_with_parent(name: bytes) -> None:
     """Ask the kernel for SIGKILL when our parent dies, and name the process (Linux)."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        libc.prctl(15, WORKER_NAME)  # PR_SET_NAME
+        libc.prctl(15, name)  # PR_SET_NAME
     except (OSError, AttributeError):
         pass
 
@@ -134,7 +153,7 @@ def _worker_main(conn, level: int, environ: dict[str, str]) -> None:
     variable or a test hook set since then must reach the worker too), and never prints:
     a parent gone (a broken pipe) ends it quietly."""
     parent = os.getppid()
-    _die_with_parent()
+    die_with_parent(WORKER_NAME)
     if os.getppid() != parent:  # the parent died before the line above took effect
         os._exit(1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C for us all
@@ -167,13 +186,14 @@ def _serve(conn) -> None:
         try:
             result = ("done", worker.execute(task))
         except BaseException as exc:  # sent back whole; the scheduler decides
-            result = ("error", _picklable(exc))
+            result = ("error", picklable(exc))
         if result[0] == "done" and hasattr(result[1], "tally") and testhooks.once("half-send"):
             testhooks.half_send(conn, result)
         conn.send(result)
 
 
-def _picklable(exc: BaseException) -> BaseException:
+def picklable(exc: BaseException) -> BaseException:
+    """The exception itself if it survives pickling, else a RuntimeError that names it."""
     try:
         pickle.loads(pickle.dumps(exc))
         return exc
@@ -270,18 +290,6 @@ class LocalExecutor(Executor):
         self._dispatch()
         return fut
 
-    def wait(self, futures: Iterable, timeout: float | None = None) -> set:
-        futures = list(futures)
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            done = {f for f in futures if f.done()}
-            if done or not futures:
-                return done
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            self._pump(left)
-            if deadline is not None and time.monotonic() >= deadline:
-                return {f for f in futures if f.done()}
-
     # The loop ---------------------------------------------------------------------------
 
     def _dispatch(self) -> None:
@@ -328,7 +336,7 @@ class LocalExecutor(Executor):
             except (EOFError, OSError, pickle.UnpicklingError):
                 return False  # died, perhaps halfway through a message
             if kind == "log":
-                _handle_record(body[0])
+                handle_record(body[0])
             elif kind == "ready":
                 w.ready = True
                 self.cycles_per_us = self.cycles_per_us or body[1]
@@ -394,7 +402,8 @@ class LocalExecutor(Executor):
         self._procs.clear()
 
 
-def _handle_record(attrs: dict) -> None:
+def handle_record(attrs: dict) -> None:
+    """Hand a record from another process to this process's logger of its name."""
     record = logging.makeLogRecord(attrs)
     logger = logging.getLogger(record.name)
     if logger.isEnabledFor(record.levelno):

@@ -185,9 +185,9 @@ def _run(given_inputs: list[str], settings: Settings, output: str | None, overwr
 def _make_executor(settings: Settings):
     workers = settings.worker_count()
     if settings.executor == "dask":
-        from pipeline.dask_executor import DaskExecutor
+        from pipeline import dask_client
 
-        return DaskExecutor(settings.scheduler or None, workers, settings.log_level)
+        return dask_client.executor(settings.scheduler or None, workers, settings.log_level)
     from pipeline.executors import LocalExecutor
 
     return LocalExecutor(workers, settings.log_level)
@@ -343,7 +343,7 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
     run_folder.child(folder.SPILL).remove_tree()
     log.info("finished: %d rows in %.2f s", summary.rows, wall)
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    summary.cpu_seconds = usage.ru_utime + usage.ru_stime
+    summary.cpu_seconds = usage.ru_utime + usage.ru_stime + executor.client_cpu_seconds()
     return summary
 
 

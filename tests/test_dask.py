@@ -481,3 +481,164 @@ def test_cli_client_killed_then_resumed(mixed, baseline, cluster, data_dir):
     again = _cli(args, env)
     assert again.summary["resumed_rows"] > 0
     _assert_same_run(again, out, baseline, baseline.out)
+
+
+# --------------------------------------------------------------------------------------
+# the client in a process of its own (dask_client.py)
+# --------------------------------------------------------------------------------------
+
+
+def _client_processes(pid: int) -> list[int]:
+    """The children of `pid` that are Dask client processes (by the name they take)."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        for child in (task / "children").read_text().split():
+            try:
+                if Path(f"/proc/{child}/comm").read_text().strip() == "pipeline-dask":
+                    found.append(int(child))
+            except OSError:
+                pass
+    return found
+
+
+def _gone(pid: int, timeout: float = 30) -> bool:
+    """Whether process `pid` has ended (or is a zombie) within `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _hard_input(data_dir: Path, n: int) -> Path:
+    if not HARD.exists():
+        pytest.skip(f"data set {HARD} is absent")
+    path = data_dir / f"hard-{n}.txt"
+    with open(HARD) as src, open(path, "w") as dst:
+        dst.writelines(line for _, line in zip(range(n), src, strict=False))
+    return path
+
+
+def _start_run(path: Path, out: Path, cluster) -> subprocess.Popen:
+    return subprocess.Popen(
+        [str(PIPELINE), "run", "-i", str(path), "-o", str(out), "--executor", "dask",
+         "--scheduler", cluster.address, "--chunk-size", "100", "--json", "--quiet"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), cwd=REPO)
+
+
+def _wait_for_parts(proc: subprocess.Popen, out: Path, parts: int) -> None:
+    deadline = time.monotonic() + 60
+    while len(list((out / "results").glob("part-*.parquet"))) < parts:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the run did not start writing parts"
+        time.sleep(0.02)
+
+
+def test_cli_client_process_files_its_records_and_counts_its_cpu(cluster, data_dir):
+    """The client runs in a child process: its records reach run.jsonl with its pid, and
+    its CPU time is part of the run's."""
+    path = _hard_input(data_dir, 2000)
+    out = data_dir / "client-process"
+    run = _cli(["-i", str(path), "-o", str(out), "--executor", "dask", "--scheduler",
+                cluster.address, "--chunk-size", "500", "--json", "--quiet"], _env())
+    assert run.code == 0, run.stderr
+    records = [json.loads(line) for line in (out / "logs" / "run.jsonl").open()]
+    ours = int(records[0]["run_id"].rsplit("-", 1)[1])  # the run id ends with our pid
+    connected = [r for r in records if r["message"].startswith("dask: external cluster")]
+    assert len(connected) == 1 and connected[0]["pid"] not in (ours, None)
+    # Importing distributed alone takes the client a few tenths of a second of CPU.
+    assert run.summary["cpu_seconds"] > 0.2
+
+
+def test_cli_stop_cancels_the_tasks_and_ends_the_client(cluster, data_dir):
+    """SIGINT mid-run: exit 130, the client process ends, the cluster is left idle, and the
+    same command resumes."""
+    path = _hard_input(data_dir, 20000)
+    out = data_dir / "client-stopped"
+    proc = _start_run(path, out, cluster)
+    try:
+        _wait_for_parts(proc, out, 3)
+        clients = _client_processes(proc.pid)
+        assert len(clients) == 1
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, stderr
+    assert "stopped by SIGINT" in stderr and "Traceback" not in stderr
+    assert _gone(clients[0])
+    assert not (out / "_SUCCESS").exists()
+
+    def tasks_left(dask_scheduler):
+        return sum(key.startswith("pipeline-") for key in map(str, dask_scheduler.tasks))
+
+    deadline = time.monotonic() + 30
+    while cluster.client.run_on_scheduler(tasks_left) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert cluster.client.run_on_scheduler(tasks_left) == 0
+    again = _cli(["-i", str(path), "-o", str(out), "--executor", "dask", "--scheduler",
+                  cluster.address, "--chunk-size", "100", "--json", "--quiet"], _env())
+    assert again.code == 0, again.stderr
+    assert again.summary["resumed_rows"] > 0 and again.summary["rows"] == 20000
+
+
+def test_cli_client_process_dies_with_a_killed_run(cluster, data_dir):
+    """kill -9 of the run: the kernel ends its client process too (PR_SET_PDEATHSIG)."""
+    path = _hard_input(data_dir, 20000)
+    out = data_dir / "client-orphan"
+    proc = _start_run(path, out, cluster)
+    try:
+        _wait_for_parts(proc, out, 2)
+        clients = _client_processes(proc.pid)
+        assert len(clients) == 1
+        proc.kill()
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert _gone(clients[0])
+
+
+def test_cli_unreachable_or_bad_scheduler_is_one_line(data_dir):
+    """No scheduler at the address: exit 3; an address Dask cannot parse: exit 2. One line
+    each, no traceback, no process left behind."""
+    path = data_dir / "three.txt"
+    path.write_text("." * 81 + "\n")
+    for address, code, says in ((f"tcp://127.0.0.1:{_free_port()}", 3, "cannot reach"),
+                                ("nonsense://x", 2, "--scheduler")):
+        run = subprocess.Popen(
+            [str(PIPELINE), "run", "-i", str(path), "-o", str(data_dir / f"bad-{code}"),
+             "--executor", "dask", "--scheduler", address],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), cwd=REPO)
+        clients: list[int] = []
+        while run.poll() is None and not clients:
+            clients = _client_processes(run.pid)
+            time.sleep(0.01)
+        _, stderr = run.communicate(timeout=60)
+        assert run.returncode == code, stderr
+        lines = [line for line in stderr.splitlines() if line.startswith("pipeline: error:")]
+        assert len(lines) == 1 and says in lines[0], stderr
+        assert "Traceback" not in stderr
+        assert all(_gone(c, timeout=5) for c in clients)
+
+
+def test_a_process_with_threads_keeps_the_client_in_process(cluster):
+    """Forking is for a process with no thread but its own (the command's); here (pytest,
+    polars loaded) the executor is a DaskExecutor in this process."""
+    from pipeline import dask_client
+    from pipeline.dask_executor import DaskExecutor
+
+    assert "polars" in sys.modules
+    ex = dask_client.executor(cluster.address, 2)
+    try:
+        assert isinstance(ex, DaskExecutor)
+    finally:
+        ex.close()
