@@ -140,7 +140,7 @@ class ClientProcess(Executor):
     """Tasks run on a Dask cluster through a client in a process of its own."""
 
     name = "dask"
-    retries = 0  # as DaskExecutor's
+    retries, batches = 0, True  # as DaskExecutor's
 
     def __init__(self, address: str | None, workers: int, level: int | str = logging.INFO):
         self.workers = max(1, workers)

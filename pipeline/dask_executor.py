@@ -231,6 +231,7 @@ class DaskExecutor(Executor):
 
     name = "dask"
     retries = 0  # Dask has retried a task on other workers before it says it is lost
+    batches = True
 
     def __init__(self, address: str | None, workers: int, level: int | str = logging.INFO):
         import dask

@@ -410,14 +410,6 @@ def hash_span(task: Span) -> Cut:
     return Cut(task.start, records.Scan(task.end, task.rows, sha, False))
 
 
-@dataclass(frozen=True)
-class Batch:
-    """Several planning tasks in one, whose results come back as a list: where a round
-    trip to a worker costs more than a task (a Dask scheduler's), a few tasks per worker."""
-
-    tasks: tuple
-
-
 BATCHES_PER_WORKER = 2
 
 
@@ -425,6 +417,7 @@ def run_planning(executor, tasks: list) -> list:
     """Every planning task's result, in order. While the local pool starts, task by task,
     this process taking some (parent_piece); with workers ready, a few Batches per worker."""
     from pipeline import schedule
+    from pipeline.tasks import Batch
 
     if executor.warming() or len(tasks) <= executor.workers:
         return schedule.run_all(executor, tasks, helper=parent_piece)

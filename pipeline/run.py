@@ -295,7 +295,8 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
     ready = threading.Thread(target=_prepare_stats, name="pipeline-stats", daemon=True)
     ready.start()
     try:
-        schedule.solve_all(executor, tasks(), executor.workers * schedule.IN_FLIGHT_PER_WORKER,
+        schedule.solve_all(executor, list(tasks()),
+                           executor.workers * schedule.IN_FLIGHT_PER_WORKER,
                            on_done)
     except BaseException:
         testhooks.linger("pause-shutdown")

@@ -55,6 +55,14 @@ class Solve:
 
 
 @dataclass(frozen=True)
+class Batch:
+    """Several tasks in one, whose results come back as a list, in order: where a task's
+    round trip costs milliseconds of CPU (through a Dask scheduler), not microseconds."""
+
+    tasks: tuple
+
+
+@dataclass(frozen=True)
 class Classes:
     """Count the distinct canonical forms of a run's parts, per source and in all."""
 

@@ -1,7 +1,7 @@
 """A worker's whole job: a task in, its part written, a few figures out.
 
     Piece, Sweep   planning: find, count and hash the records of a range (pipeline.plan)
-    Batch          several planning tasks in one (for Dask, where a round trip costs more)
+    Batch          several tasks in one (on Dask, where a round trip costs more)
     Spill          copy an input that can be read only once into the run folder
     Solve          a range -> read -> encode -> solve -> check -> grade -> its part
 
@@ -34,7 +34,7 @@ from pipeline.plan import Range
 from pipeline.status import NULL, Status
 from pipeline.storage import Location, why
 from pipeline.tally import Tally
-from pipeline.tasks import Classes, Figures, Solve, Spill
+from pipeline.tasks import Batch, Classes, Figures, Solve, Spill
 
 log = logging.getLogger("pipeline.worker")
 
@@ -51,7 +51,7 @@ def execute(task):
         return _reading(task.location, lambda: plan.sweep(task))
     if isinstance(task, plan.Span):
         return _reading(task.location, lambda: plan.hash_span(task))
-    if isinstance(task, plan.Batch):
+    if isinstance(task, Batch):
         return [execute(t) for t in task.tasks]
     if isinstance(task, Spill):
         return _spill(task)

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from pipeline import compiled, plan, records, schedule, schema
 from pipeline.storage import Location
+from pipeline.tasks import Batch
 
 
 def _plain_by_definition(data: bytes, quotes: bool, comments: bool) -> bool:
@@ -170,7 +171,7 @@ def test_ready_workers_plan_in_batches_with_every_result_in_its_place(tmp_path, 
     ex.submit = lambda task: (sent.append(task), submit(task))[1]
     cuts = plan.run_planning(ex, pieces)
     assert cuts == [plan.scan_piece(p) for p in pieces]
-    assert all(isinstance(t, plan.Batch) for t in sent)
+    assert all(isinstance(t, Batch) for t in sent)
     assert len(sent) <= workers * plan.BATCHES_PER_WORKER < len(pieces)
 
 

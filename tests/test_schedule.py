@@ -17,7 +17,7 @@ from pipeline import plan, schedule, schema, worker
 from pipeline.errors import InputChanged, RunFailed, WorkerLost
 from pipeline.folder import RunFolder
 from pipeline.storage import Location
-from pipeline.tasks import Solve
+from pipeline.tasks import Batch, Solve
 
 POISON = SOLUTION  # a distinct puzzle (a full grid): the fault hook fires on it
 
@@ -25,13 +25,21 @@ POISON = SOLUTION  # a distinct puzzle (a full grid): the fault hook fires on it
 class Scripted(InlineExecutor):
     """Runs tasks inline; the fault hook's RuntimeError becomes a lost worker ('crash')."""
 
-    def __init__(self, how: str, retries: int = 2):
+    def __init__(self, how: str, retries: int = 2, batches: bool = False):
         self.how = how
         self.retries = retries
+        self.batches = batches
         self.kinds: list[str] = []
+        self.sizes: list[int] = []  # ranges per task handed out, probes and finals aside
 
     def submit(self, task):
-        self.kinds.append("probe" if task.window else "final" if task.poisoned else "solve")
+        if isinstance(task, Batch):
+            self.kinds.append("batch")
+            self.sizes.append(len(task.tasks))
+        else:
+            self.kinds.append("probe" if task.window else "final" if task.poisoned else "solve")
+            if self.kinds[-1] == "solve":
+                self.sizes.append(1)
         fut: cf.Future = cf.Future()
         try:
             fut.set_result(worker.execute(task))
@@ -71,7 +79,7 @@ def test_only_the_poison_row_is_an_error(tmp_path, monkeypatch, how, at):
     tasks, folder = _solve_tasks(tmp_path, puzzles, 82 * 10)
     executor = Scripted(how)
     done = []
-    schedule.solve_all(executor, iter(tasks), 3, done.append)
+    schedule.solve_all(executor, tasks, 3, done.append)
     assert sorted(f.part for f in done) == [t.range.part for t in tasks]
     frame = _results(folder)
     assert frame["row"].to_list() == list(range(40))
@@ -83,13 +91,62 @@ def test_only_the_poison_row_is_an_error(tmp_path, monkeypatch, how, at):
     assert executor.kinds.count("final") == 1 and executor.kinds.count("probe") >= 2
 
 
+@pytest.mark.parametrize("how", ["crash", "raise"])
+@pytest.mark.parametrize("at", [None, 0, 57, 99])
+def test_where_a_round_trip_is_dear_ranges_go_several_to_a_task(tmp_path, monkeypatch, how,
+                                                                 at):
+    """Fewer ranges a task as the end nears, one each at the end, every part written once;
+    a Batch that fails goes again range by range, and the poison row is the only error."""
+    monkeypatch.setenv(worker.FAULT_ENV, f"raise:{POISON}")
+    puzzles = [PUZZLE if i % 2 else LEET for i in range(100)]
+    if at is not None:
+        puzzles[at] = POISON
+    tasks, folder = _solve_tasks(tmp_path, puzzles, 82 * 5)
+    assert len(tasks) == 20
+    executor = Scripted(how, retries=0, batches=True)
+    executor.workers = 2
+    done = []
+    schedule.solve_all(executor, tasks, 4, done.append)
+    assert sorted(f.part for f in done) == [t.range.part for t in tasks]
+    frame = _results(folder)
+    assert frame["row"].to_list() == list(range(100))
+    errors = frame.filter(pl.col("status") == "error")["row"].to_list()
+    assert errors == ([] if at is None else [at])
+    first = executor.sizes[:executor.sizes.index(1)] + [1]
+    assert first == sorted(first, reverse=True) and first[0] == 20 // (schedule.GUIDE * 2)
+    if at is None:
+        assert sum(executor.sizes) == 20 and len(executor.sizes) < 20
+        assert executor.sizes[-1] == 1
+    else:  # the Batch that held it failed, and its ranges went again one by one
+        held = _batch_holding(executor.sizes, at // 5)
+        assert sum(executor.sizes) == 20 + (held if held > 1 else 0)
+        assert "probe" in executor.kinds
+
+
+def _batch_holding(sizes: list[int], index: int) -> int:
+    """The size of the task, among the first pass's, that held range `index`."""
+    for size in sizes:
+        if index < size:
+            return size
+        index -= size
+    raise AssertionError("no task held it")
+
+
+def test_a_cheap_round_trip_sends_every_range_alone(tmp_path):
+    tasks, _ = _solve_tasks(tmp_path, [PUZZLE, LEET] * 20, 82 * 4)
+    executor = Scripted("crash")
+    executor.workers = 2
+    schedule.solve_all(executor, tasks, 4, lambda f: None)
+    assert executor.sizes == [1] * len(tasks)
+
+
 def test_two_poison_rows_in_one_range(tmp_path, monkeypatch):
     monkeypatch.setenv(worker.FAULT_ENV, f"raise:{POISON}")
     puzzles = [PUZZLE] * 30
     puzzles[4] = puzzles[21] = POISON
     tasks, folder = _solve_tasks(tmp_path, puzzles, 82 * 100)
     assert len(tasks) == 1
-    schedule.solve_all(Scripted("crash", retries=0), iter(tasks), 2, lambda f: None)
+    schedule.solve_all(Scripted("crash", retries=0), tasks, 2, lambda f: None)
     frame = _results(folder)
     assert frame.filter(pl.col("status") == "error")["row"].to_list() == [4, 21]
 
@@ -98,7 +155,7 @@ def test_no_poison_no_retries(tmp_path):
     tasks, folder = _solve_tasks(tmp_path, [PUZZLE, LEET] * 20, 82 * 7)
     executor = Scripted("crash")
     figures = []
-    schedule.solve_all(executor, iter(tasks), 2, figures.append)
+    schedule.solve_all(executor, tasks, 2, figures.append)
     assert executor.kinds == ["solve"] * len(tasks) and len(tasks) > 3
     assert sum(f.rows for f in figures) == 40 == _results(folder).height
 
@@ -106,7 +163,7 @@ def test_no_poison_no_retries(tmp_path):
 def test_a_single_row_range_that_fails_is_an_error_row(tmp_path, monkeypatch):
     monkeypatch.setenv(worker.FAULT_ENV, f"raise:{POISON}")
     tasks, folder = _solve_tasks(tmp_path, [POISON, PUZZLE], 10)
-    schedule.solve_all(Scripted("raise"), iter(tasks), 2, lambda f: None)
+    schedule.solve_all(Scripted("raise"), tasks, 2, lambda f: None)
     assert _results(folder)["status"].to_list() == ["error", "solved"]
 
 
@@ -116,7 +173,7 @@ def test_an_input_changed_under_the_run_ends_it(tmp_path):
     data = open(path, "rb").read()
     open(path, "wb").write(data.replace(PUZZLE.encode(), LEET.encode(), 1))
     with pytest.raises(RunFailed, match="changed while the run read it"):
-        schedule.solve_all(Scripted("raise"), iter(tasks), 2, lambda f: None)
+        schedule.solve_all(Scripted("raise"), tasks, 2, lambda f: None)
     with pytest.raises(InputChanged):
         worker.execute(tasks[0])
 
