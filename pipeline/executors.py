@@ -26,6 +26,7 @@ parent), and an idle worker also stops at end-of-file on its pipe, so none outli
 
 from __future__ import annotations
 
+import atexit
 import concurrent.futures as cf
 import contextlib
 import ctypes
@@ -46,6 +47,7 @@ from pipeline.errors import WorkerLost
 log = logging.getLogger("pipeline.executors")
 
 READY_TIMEOUT = 120.0  # seconds for the workers to start
+EXIT_WAIT = 5.0  # seconds a process's exit waits for a worker start under way
 MAX_FAILED_STARTS = 3  # workers dying before they are ready, before the run gives up
 
 
@@ -238,6 +240,7 @@ class LocalExecutor(Executor):
         self._start_error: BaseException | None = None
         self._starter: threading.Thread | None = threading.Thread(
             target=self._start_all, name="pipeline-start-workers", daemon=True)
+        _STARTERS[:] = [t for t in _STARTERS if t.is_alive()] + [self._starter]
         self._starter.start()
 
     def _start_all(self) -> None:
@@ -403,6 +406,23 @@ class LocalExecutor(Executor):
             if w.future is not None and not w.future.done():
                 w.future.set_exception(WorkerLost("the pool was closed"))
         self._procs.clear()
+
+
+# Threads starting workers. One cut off by the process's exit halfway through its request
+# to the forkserver (a stop before the pool was closed, or even made: Thread.start itself
+# can be interrupted) makes the forkserver print a traceback on our stderr, so an exit
+# first gives them a few seconds.
+_STARTERS: list[threading.Thread] = []
+
+
+@atexit.register
+def _let_starts_finish() -> None:
+    deadline = time.monotonic() + EXIT_WAIT
+    try:
+        for thread in _STARTERS:
+            thread.join(max(0.0, deadline - time.monotonic()))
+    except BaseException:  # another stop: it wants out now
+        pass
 
 
 def handle_record(attrs: dict) -> None:
