@@ -9,9 +9,10 @@ rest are imported already: the fork shares them), connects and runs
 (`warming()`). The command sees an `executors.Executor` like any other (`ClientProcess`).
 
 A fork is safe while the process runs no thread but its own and numpy's OpenBLAS pool
-(which stops around a fork): before polars or pyarrow are imported, as in a command's
-run on local or URL inputs of text. Elsewhere (a Parquet input, a run from Python with
-polars loaded) the DaskExecutor runs in this process.
+(which stops around a fork): polars and pyarrow not imported, no Python thread started,
+as in a command's run on local text files. Elsewhere (a Parquet input, an object store
+whose client runs an event loop thread, a run from Python with polars loaded) the
+DaskExecutor runs in this process.
 
 Between the two, one socket pair and pickled messages::
 
