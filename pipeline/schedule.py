@@ -2,16 +2,17 @@
 
 `run_all` runs a batch of planning or copying tasks, all needed: a lost worker is retried,
 anything else ends the run. `solve_all` keeps a bounded number of Solve tasks in flight and
-hands each finished part's figures to a callback. On an executor whose round trip is dear
-(Dask: some 10 ms of CPU across client, scheduler and worker) consecutive ranges go
-several to a task, fewer as the end nears, one each at the end (guided self-scheduling:
-the 41 ranges of a 2M-row file go in 14 tasks on 2 workers); a Batch that fails is tried
-again range by range. When a Solve fails (its worker died, or
+hands each finished part's figures to a callback. When a Solve fails (its worker died, or
 the engine raised), it is retried `executor.retries` times; then the rows to blame are
 hunted down with probes (the range's rows in halves, solved without writing, halving again
 where the failure is) until each culprit is a single row, and the part is written with
 those rows as `error`. Failures that no retry can mend (an input that changed, a write the
 store refused) end the run at once.
+
+On an executor whose round trip is dear (Dask: some 10 ms of CPU across client, scheduler
+and worker) consecutive ranges go several to a task, fewer as the end nears, one each at
+the end (guided self-scheduling: the 41 ranges of a 2M-row file go in 14 tasks on 2
+workers). A Batch that fails is tried again range by range, so all of the above holds.
 """
 
 from __future__ import annotations
