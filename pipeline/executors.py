@@ -80,7 +80,8 @@ class Executor:
                 return {f for f in futures if f.done()}
 
     def _pump(self, timeout: float | None) -> None:
-        """Wait up to `timeout` seconds for news from the workers, and act on it."""
+        """Wait up to `timeout` seconds for news (of the workers, or from the Dask client's
+        process), and act on it."""
         raise NotImplementedError
 
     def result(self, future):

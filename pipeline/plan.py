@@ -6,8 +6,9 @@ rows times the average record length in the file's first bytes); their exact bou
 record starts, found by the planning tasks, one per range, run in parallel: each finds its
 first record start, counts its rows with the reader's own rules (pipeline.records) and
 hashes its bytes. They run on the workers; while the local pool is still starting (its
-forkserver's imports take half a second) the parent runs those of local files whose bytes
-are plain (`parent_piece`, with the compiled module only: numba is never imported here).
+forkserver's imports take half a second), or the Dask client connecting, the parent runs
+those of local files whose bytes are plain (`parent_piece`, with the compiled module only:
+numba is never imported here).
 With the workers ready (Dask) they go in a few `Batch`es per worker, since a round trip
 through a scheduler costs more than a piece. The parent adds up the counts to number the
 rows. A CSV in which quotes appear is planned by one task reading it from the start
