@@ -60,10 +60,10 @@ from multiprocessing.connection import Connection
 from pipeline.errors import RunFailed, WorkerLost
 from pipeline.executors import (
     Executor,
+    LogSender,
     die_with_parent,
     handle_record,
     picklable,
-    record_attributes,
 )
 
 CLIENT_NAME = b"pipeline-dask"  # what ps, top and psutil call the client process
@@ -282,7 +282,7 @@ def main(fd: int, parent: int) -> None:
     server = _Server(conn)
     root = logging.getLogger()
     _INHERITED.append(root.handlers)
-    root.handlers = [_Forward(server.send)]
+    root.handlers = [LogSender(server.send)]
     logging.raiseExceptions = False  # a record that cannot reach the command is dropped
     from pipeline import dask_executor  # the slow import, beside the command's planning
 
@@ -293,20 +293,6 @@ def main(fd: int, parent: int) -> None:
     finally:
         server.shut(cancel=True)
     os._exit(0)  # nothing of ours to flush; the interpreter's teardown would take 0.2 s
-
-
-class _Forward(logging.Handler):
-    """Send the client process's log records to the command."""
-
-    def __init__(self, send):
-        super().__init__(logging.NOTSET)
-        self.send = send
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            self.send(("log", record_attributes(record)))
-        except Exception:
-            self.handleError(record)
 
 
 class _Server:

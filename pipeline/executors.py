@@ -114,16 +114,17 @@ class Executor:
 # Worker side
 
 
-class _PipeHandler(logging.Handler):
-    """Send a worker's log records to the parent through its pipe."""
+class LogSender(logging.Handler):
+    """Send a process's log records to the run as ("log", attributes) messages: a worker's
+    through its pipe, the Dask client process's through its socket."""
 
-    def __init__(self, conn):
+    def __init__(self, send):
         super().__init__(logging.NOTSET)
-        self.conn = conn
+        self.send = send
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            self.conn.send(("log", record_attributes(record)))
+            self.send(("log", record_attributes(record)))
         except Exception:
             self.handleError(record)
 
@@ -171,7 +172,7 @@ def _worker_main(conn, level: int, environ: dict[str, str]) -> None:
     root = logging.getLogger()
     for h in list(root.handlers):
         root.removeHandler(h)
-    root.addHandler(_PipeHandler(conn))
+    root.addHandler(LogSender(conn.send))
     root.setLevel(level)
     logging.raiseExceptions = False  # a record that cannot reach the parent is dropped quietly
     try:

@@ -531,12 +531,23 @@ def _start_run(path: Path, out: Path, cluster) -> subprocess.Popen:
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), cwd=REPO)
 
 
-def _wait_for_parts(proc: subprocess.Popen, out: Path, parts: int) -> None:
-    deadline = time.monotonic() + 60
-    while len(list((out / "results").glob("part-*.parquet"))) < parts:
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the run did not start writing parts"
-        time.sleep(0.02)
+def _run_with_client(path: Path, out: Path, cluster, parts: int) -> tuple[subprocess.Popen,
+                                                                             int]:
+    """A run on the cluster, once it has written `parts` parts, and its client process."""
+    proc = _start_run(path, out, cluster)
+    try:
+        deadline = time.monotonic() + 60
+        while len(list((out / "results").glob("part-*.parquet"))) < parts:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the run did not start writing parts"
+            time.sleep(0.02)
+        clients = _client_processes(proc.pid)
+        assert len(clients) == 1
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    return proc, clients[0]
 
 
 def test_cli_client_process_files_its_records_and_counts_its_cpu(cluster, data_dir):
@@ -560,11 +571,8 @@ def test_cli_stop_cancels_the_tasks_and_ends_the_client(cluster, data_dir):
     same command resumes."""
     path = _hard_input(data_dir, 20000)
     out = data_dir / "client-stopped"
-    proc = _start_run(path, out, cluster)
+    proc, client = _run_with_client(path, out, cluster, 3)
     try:
-        _wait_for_parts(proc, out, 3)
-        clients = _client_processes(proc.pid)
-        assert len(clients) == 1
         proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=60)
     finally:
@@ -573,7 +581,7 @@ def test_cli_stop_cancels_the_tasks_and_ends_the_client(cluster, data_dir):
             proc.wait()
     assert proc.returncode == 130, stderr
     assert "stopped by SIGINT" in stderr and "Traceback" not in stderr
-    assert _gone(clients[0])
+    assert _gone(client)
     assert not (out / "_SUCCESS").exists()
 
     def tasks_left(dask_scheduler):
@@ -593,18 +601,10 @@ def test_cli_client_process_dies_with_a_killed_run(cluster, data_dir):
     """kill -9 of the run: the kernel ends its client process too (PR_SET_PDEATHSIG)."""
     path = _hard_input(data_dir, 20000)
     out = data_dir / "client-orphan"
-    proc = _start_run(path, out, cluster)
-    try:
-        _wait_for_parts(proc, out, 2)
-        clients = _client_processes(proc.pid)
-        assert len(clients) == 1
-        proc.kill()
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert _gone(clients[0])
+    proc, client = _run_with_client(path, out, cluster, 2)
+    proc.kill()
+    proc.wait(timeout=30)
+    assert _gone(client)
 
 
 def test_cli_unreachable_or_bad_scheduler_is_one_line(data_dir):
