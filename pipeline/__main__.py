@@ -2,7 +2,8 @@
 
 Ctrl-C and SIGTERM are handled before anything else is imported, so that a stop at any
 moment of start-up ends with its exit code and its one line, not a traceback or a silent
-death. (Only the interpreter's own start, before this module runs, is out of reach.)
+death. (Only the interpreter's own start, before this module runs, is out of reach; a stop
+that comes during an import is raised once the import is over: errors.stop_signal.)
 
 For `pipeline run` the local pool's forkserver is started here too: its second of imports
 (numba, the compiled kernels) then overlaps the reading of the command line and of the
@@ -44,17 +45,18 @@ def main() -> None:
     signal.signal(signal.SIGINT, stop_signal)
     signal.signal(signal.SIGTERM, stop_signal)
     try:
-        if _local_run(sys.argv[1:]):
-            from pipeline.executors import start_forkserver
+        try:
+            if _local_run(sys.argv[1:]):
+                from pipeline.executors import start_forkserver
 
-            start_forkserver()
-        from pipeline import cli
-    except (KeyboardInterrupt, Interrupted) as stop:
-        exc = Stopped(getattr(stop, "signum", signal.SIGINT))
-        print(f"pipeline: error: {exc}", file=sys.stderr)
-        sys.exit(exc.exit_code)
-    try:
-        cli.main()
+                start_forkserver()
+            from pipeline import cli
+
+            cli.main()
+        except (KeyboardInterrupt, Interrupted) as stop:  # before cli.main handles them
+            exc = Stopped(getattr(stop, "signum", signal.SIGINT))
+            print(f"pipeline: error: {exc}", file=sys.stderr)
+            sys.exit(exc.exit_code)
     except SystemExit as done:  # how cli.main always ends
         code = done.code
         _EXIT_CODE.append(code if isinstance(code, int) else 0 if code is None else 1)

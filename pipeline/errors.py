@@ -97,15 +97,50 @@ class Interrupted(BaseException):
         self.signum = signum
 
 
+RETRY = 0.01  # seconds after which a stop that came during an import is raised again
+_PENDING: list[int] = []  # the signal of a stop put off until an import is over
+
+
 def stop_signal(signum, frame) -> None:
     """The handler of Ctrl-C and SIGTERM: the first one stops whatever the main thread is
     doing; later ones are ignored, so that stopping (closing workers, saying why) is not
-    itself interrupted (a second Ctrl-C used to print a traceback or hang)."""
+    itself interrupted (a second Ctrl-C used to print a traceback or hang).
+
+    A stop that comes while the main thread is importing a module is raised once the
+    import is over (checked every RETRY seconds, by SIGALRM): raised inside an import it
+    could be swallowed (Python ignores an exception in importlib's callbacks, and the run
+    went on) or changed (one raised in a class's `__set_name__` comes out as a
+    RuntimeError, and the run said "internal error")."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if _importing(frame):
+        _PENDING.append(signum)
+        signal.signal(signal.SIGALRM, _stop_later)
+        signal.setitimer(signal.ITIMER_REAL, RETRY)
+        return
     raise Interrupted(signum)
+
+
+def _stop_later(_signum, frame) -> None:
+    import signal
+
+    if not _PENDING:
+        return
+    if _importing(frame):
+        signal.setitimer(signal.ITIMER_REAL, RETRY)
+        return
+    raise Interrupted(_PENDING.pop())
+
+
+def _importing(frame) -> bool:
+    """Whether `frame` or one of its callers is importlib's."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib._bootstrap"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 class PuzzleError(ValueError):
