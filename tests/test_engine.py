@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import RAW, load_set
+from conftest import RAW, SOLUTION, load_set
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -480,31 +480,38 @@ def test_solved_without_guessing_means_unique():
 
 @settings(max_examples=60, deadline=None)
 @given(
-    st.lists(
-        st.tuples(st.integers(0, 80), st.integers(1, 9)),
-        min_size=2,
-        max_size=12,
-        unique_by=lambda t: t[0],
-    )
+    cells=st.lists(st.integers(0, 80), min_size=2, max_size=12, unique=True),
+    relabel=st.permutations(range(1, 10)),
+    clash=st.booleans(),
 )
-def test_sparse_givens_clash_or_not(givens):
-    # a few givens anywhere: the engine finds no solution exactly when two of them clash
+def test_sparse_givens_clash_or_not(cells, relabel, clash):
+    # A few givens taken from a solution grid (relabelled): solvable, and never uniquely
+    # (at most 12 givens). With one more cell of a given's row set to the same digit: no
+    # solution. (A few givens at random may clash without sharing a unit: seven givens
+    # can leave three cells of a box two digits, and the engine rightly finds none.)
+    grid = np.array([relabel[int(c) - 1] for c in SOLUTION], np.uint8)
     p = np.zeros(81, np.uint8)
-    for cell, v in givens:
-        p[cell] = v
-    clash = False
-    for a, va in givens:
-        for b, vb in givens:
-            if a < b and va == vb:
-                ra, ca, rb, cb = a // 9, a % 9, b // 9, b % 9
-                same_box = (ra // 3, ca // 3) == (rb // 3, cb // 3)
-                clash |= ra == rb or ca == cb or same_box
+    p[cells] = grid[cells]
+    if clash:
+        a = cells[0]
+        b = a // 9 * 9 + (a % 9 + 1) % 9  # the next cell of its row, wrapping around
+        p[b] = p[a]
     sols, n, g, _ = solve_batch(p[None, :], 2)
     if clash:
         assert n[0] == 0 and not sols.any()
     else:
-        assert n[0] == 2  # at most 12 givens: never unique
+        assert n[0] == 2
         assert valid_solution(p, sols[0])
+
+
+def test_no_two_givens_clash_and_still_no_solution():
+    # Found by hypothesis: column 5 holds 2, 7 and 5 above the bottom-middle box, whose
+    # givens 3, 4, 6 and 1 leave its column-5 cells only 8 and 9: three cells, two digits.
+    p = np.zeros(81, np.uint8)
+    for cell, digit in [(5, 2), (23, 7), (32, 5), (57, 3), (58, 4), (75, 6), (76, 1)]:
+        p[cell] = digit
+    sols, n, _, _ = solve_batch(p[None, :], 2)
+    assert n[0] == 0 and not sols.any()
 
 
 @settings(max_examples=20, deadline=None)
