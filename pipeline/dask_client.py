@@ -63,6 +63,7 @@ from pipeline.executors import (
     LogSender,
     die_with_parent,
     handle_record,
+    how_it_ended,
     picklable,
 )
 
@@ -236,9 +237,7 @@ class ClientProcess(Executor):
         if self._failure is None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._proc.wait(timeout=5)
-            code = self._proc.returncode
-            how = (f"killed by {signal.Signals(-code).name}" if code is not None and code < 0
-                   else f"exit code {code}")
+            how = how_it_ended(self._proc.returncode)
             self._failure = RunFailed(f"the Dask client process ended ({how}); run the same "
                                       "command again to resume")
         return self._failure

@@ -199,6 +199,13 @@ def _serve(conn) -> None:
         conn.send(result)
 
 
+def how_it_ended(code: int | None) -> str:
+    """A process's exit code in words: "killed by SIGKILL", "exit code 1"."""
+    if code is not None and code < 0:
+        return f"killed by {signal.Signals(-code).name}"
+    return f"exit code {code}"
+
+
 def picklable(exc: BaseException) -> BaseException:
     """The exception itself if it survives pickling, else a RuntimeError that names it."""
     try:
@@ -364,8 +371,7 @@ class LocalExecutor(Executor):
         with contextlib.suppress(OSError):
             w.conn.close()
         self._procs.remove(w)
-        how = (f"killed by {signal.Signals(-code).name}" if code is not None and code < 0
-               else f"exit code {code}")
+        how = how_it_ended(code)
         if w.future is not None:
             w.future.set_exception(WorkerLost(f"worker process {w.pid} died ({how})"))
             w.future = None
