@@ -1,4 +1,4 @@
-"""Benchmark of the canonical form (pipeline.canonical.minlex) on the shared puzzle sets.
+"""Benchmark of the canonical form (pipeline.sudoku.canonical.minlex) on the shared puzzle sets.
 
     .venv/bin/python benchmarks/bench_canonical.py [--quick] [--repeats N]
 
@@ -51,7 +51,7 @@ def main() -> None:
     args = ap.parse_args()
     repeats = args.repeats or (2 if args.quick else 3)
 
-    from pipeline.canonical import minlex
+    from pipeline.sudoku.canonical import minlex
 
     t = time.perf_counter()
     minlex(np.zeros((1, 81), np.uint8))

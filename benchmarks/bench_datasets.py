@@ -1,4 +1,4 @@
-"""Memory and time of the data-set tools (pipeline.datasets) on runs of a few million rows.
+"""Memory and time of the data-set tools (pipeline.tools.datasets) on runs of a few million rows.
 
 The input is mostly distinct classes, the hard case for memory: puzzles from the shared sets
 (17-clue, Kaggle slice, Radcliffe 5000, top1465), each with one random given removed (a new
@@ -33,7 +33,7 @@ PIPELINE = [str(BIN / "pipeline")] if (BIN / "pipeline").exists() else [
 
 def base_puzzles() -> np.ndarray:
     """(N,81) uint8 grids of the fast shared sets."""
-    from pipeline import grid
+    from pipeline.sudoku import grid
 
     texts: list[str] = []
     for name in ("tdoku_benchmark_sets/puzzles2_17_clue",
@@ -51,7 +51,7 @@ def base_puzzles() -> np.ndarray:
 
 def make_input(rows: int) -> Path:
     """The input file of `rows` rows (cached)."""
-    from pipeline import canonical, grid
+    from pipeline.sudoku import canonical, grid
 
     path = WORK / f"mixed_{rows}.txt"
     if path.exists():
@@ -123,7 +123,7 @@ def main() -> None:
     args = ap.parse_args()
     mem = f", memory_rows={args.memory_rows}" if args.memory_rows else ""
     print(f"{'what':<44} {'rows':>11} {'seconds':>8} {'peak RSS':>9}")
-    _, base, _ = peak_of("import pipeline.datasets, pyarrow.parquet, polars")
+    _, base, _ = peak_of("import pipeline.tools.datasets, pyarrow.parquet, polars")
     print(f"{'import only (numpy, numba, pyarrow, polars)':<44} {'':>11} {'':>8} "
           f"{base / 2**20:>6.0f} MB", flush=True)
     for rows in [int(x) for x in args.rows.split(",")]:
@@ -131,16 +131,16 @@ def main() -> None:
         out = WORK / "out"
         out.mkdir(exist_ok=True)
         jobs = {
-            "distinct_classes": f"from pipeline import datasets as d\n"
+            "distinct_classes": f"from pipeline.tools import datasets as d\n"
                                 f"print(d.distinct_classes({str(run)!r}{mem})[1])",
-            "dedup -> parquet": f"from pipeline import datasets as d\n"
+            "dedup -> parquet": f"from pipeline.tools import datasets as d\n"
                                 f"print(d.dedup({str(run)!r}, {str(out / 'd.parquet')!r}{mem})"
                                 f".classes)",
             "split 0.8,0.1,0.1 (stratified)": (
-                f"from pipeline import datasets as d\n"
+                f"from pipeline.tools import datasets as d\n"
                 f"print(int(d.split({str(run)!r}, '0.8,0.1,0.1', None, 1, "
                 f"{str(out / 'split')!r}{mem}).classes.sum()))"),
-            "augment --copies 2": f"from pipeline import datasets as d\n"
+            "augment --copies 2": f"from pipeline.tools import datasets as d\n"
                                   f"print(d.augment({str(run)!r}, 2, 1, "
                                   f"{str(out / 'aug.parquet')!r}).written)",
         }

@@ -1,4 +1,4 @@
-"""Benchmark of the compiled engine (pipeline.engine), side by side with tdoku.
+"""Benchmark of the compiled engine (pipeline.sudoku.engine), side by side with tdoku.
 
     .venv/bin/python benchmarks/bench_engine.py [--quick] [--repeats N] [--no-tdoku]
 
@@ -52,7 +52,7 @@ SETS = [
 def equivalent(grids: np.ndarray, seed: int) -> np.ndarray:
     """The same puzzles under a random symmetry each (relabelling, band/row/stack/column
     permutations, transposition), in a shuffled order."""
-    from pipeline import canonical
+    from pipeline.sudoku import canonical
 
     rng = np.random.default_rng(seed)
     moved = canonical.transform(grids, canonical.random_transforms(rng, len(grids)))
@@ -124,7 +124,7 @@ def engine_rate(solve_batch, g: np.ndarray, limit: int, seconds: float) -> float
 def subprocess_seconds(env: dict) -> float:
     code = (
         "import time; t = time.perf_counter()\n"
-        "from pipeline import engine\n"
+        "from pipeline.sudoku import engine\n"
         "engine.warm_up()\n"
         "print(time.perf_counter() - t)\n"
     )
@@ -143,7 +143,7 @@ def mode_rate(mode: str, path: Path, seconds: float, prefix: list[str]) -> float
         "import puzzle_sets\n"
         "from bench_engine import engine_rate\n"
         "from pipeline import compiled\n"
-        "from pipeline.engine import solve_batch\n"
+        "from pipeline.sudoku.engine import solve_batch\n"
         "assert (compiled.loaded() is not None) == (sys.argv[3] == 'aot')\n"
         "g = puzzle_sets.load(sys.argv[2])\n"
         "print(engine_rate(solve_batch, g, 2, float(sys.argv[4])))\n"
@@ -207,7 +207,7 @@ def main() -> None:
     print(f"tdoku: {how if tdoku else 'column skipped: ' + how}")
 
     from pipeline import compiled
-    from pipeline.engine import solve_batch, warm_up
+    from pipeline.sudoku.engine import solve_batch, warm_up
 
     t = time.perf_counter()
     warm_up()
@@ -253,9 +253,9 @@ def main() -> None:
     # the reference backtracking, time-capped
     if kaggle is not None:
         try:
-            from pipeline import reference
+            from pipeline.sudoku import reference
         except ImportError:
-            print("\nreference: pipeline.reference not importable")
+            print("\nreference: pipeline.sudoku.reference not importable")
         else:
             cap = 1.5 if args.quick else 3.0
             t0 = time.perf_counter()
@@ -266,7 +266,7 @@ def main() -> None:
             dt = time.perf_counter() - t0
             eng = len(kaggle[:k]) / engine_rate(solve_batch, kaggle[:k], 2, 0.3)
             print(
-                f"\nreference backtracking (pipeline.reference, limit 2) on the Kaggle slice: "
+                f"\nreference backtracking (pipeline.sudoku.reference, limit 2) on the Kaggle slice: "
                 f"{k} puzzles in {dt:.2f} s = {k / dt:,.0f} puzzles/s ({dt / k * 1e6:,.0f} us/puzzle); "
                 f"engine on the same puzzles {k / eng:,.0f} puzzles/s (x{dt / eng:,.0f})"
             )

@@ -91,7 +91,7 @@ def engine_alone(csv: Path, limit: int = 2) -> float:
     """Seconds of the compiled kernel alone on every puzzle of a Kaggle-shaped CSV (one core,
     in a fresh process; reading and encoding not counted)."""
     code = ("import sys, time, numpy as np\n"
-            "from pipeline import engine\n"
+            "from pipeline.sudoku import engine\n"
             "engine.warm_up()\n"
             "raw = np.fromfile(sys.argv[1], np.uint8)\n"
             "raw = raw[raw.tobytes().index(b'\\n') + 1:].reshape(-1, 164)\n"
@@ -173,7 +173,7 @@ class Cluster:
 
         with Client(self.address, timeout=60) as c:
             c.wait_for_workers(workers, timeout=120)
-            c.run(lambda: __import__("pipeline.worker").worker.warm_up())
+            c.run(lambda: __import__("pipeline.job.worker").job.worker.warm_up())
 
     def _start(self, args: list[str]) -> None:
         self.procs.append(subprocess.Popen(args, stdout=self.log, stderr=self.log,
@@ -193,7 +193,7 @@ class Cluster:
 
 def hard_overhead(quick: bool) -> tuple[float, float, int]:
     """Kernel puzzles/s in-process vs `pipeline run --workers 1` rows/s on the same file."""
-    from pipeline import engine
+    from pipeline.sudoku import engine
 
     path = RAW / "tdoku_benchmark_sets" / "puzzles5_forum_hardest_1905_11+"
     grids = puzzle_sets.load(path, 5000 if quick else None)

@@ -18,11 +18,11 @@ import importlib
 __version__ = VERSION = "0.1.0"
 
 _WHERE = {
-    "is_solution": "pipeline.check",
-    "is_valid_sudoku": "pipeline.classic", "solve_sudoku": "pipeline.classic",
-    "decode": "pipeline.grid", "encode": "pipeline.grid",
-    "Outcome": "pipeline.solver", "Status": "pipeline.solver",
-    "solve_grids": "pipeline.solver", "solve_strings": "pipeline.solver",
+    "is_solution": "pipeline.sudoku.check",
+    "is_valid_sudoku": "pipeline.sudoku.classic", "solve_sudoku": "pipeline.sudoku.classic",
+    "decode": "pipeline.sudoku.grid", "encode": "pipeline.sudoku.grid",
+    "Outcome": "pipeline.sudoku.solver", "Status": "pipeline.sudoku.solver",
+    "solve_grids": "pipeline.sudoku.solver", "solve_strings": "pipeline.sudoku.solver",
     **dict.fromkeys(["InputError", "InvalidPuzzle", "MalformedPuzzle", "PipelineError",
                      "PuzzleError", "RunFailed", "UnsolvablePuzzle", "UsageError"],
                     "pipeline.errors"),

@@ -47,10 +47,10 @@ def main() -> None:
     try:
         try:
             if _local_run(sys.argv[1:]):
-                from pipeline.executors import start_forkserver
+                from pipeline.execute.local import start_forkserver
 
                 start_forkserver()
-            from pipeline import cli
+            from pipeline.cli import app as cli
 
             cli.main()
         except (KeyboardInterrupt, Interrupted) as stop:  # before cli.main handles them

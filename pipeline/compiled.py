@@ -39,7 +39,8 @@ import numpy as np
 MODE_ENV = "PIPELINE_KERNELS"  # "jit": never load the compiled module
 # The modules that declare kernels, in the order the build imports them. Their sources
 # (and this file's) make the digest.
-MODULES = ("check", "engine", "grid", "reader", "records", "canonical", "datasets")
+MODULES = ("sudoku.check", "sudoku.engine", "sudoku.grid", "io.reader", "io.records",
+           "sudoku.canonical", "tools.datasets")
 HERE = Path(__file__).resolve().parent
 
 
@@ -144,8 +145,13 @@ def module_name() -> str | None:
     h.update(flags.encode())
     h.update(np.__version__.encode())
     for name in ("compiled", *MODULES):
-        h.update((HERE / f"{name}.py").read_bytes())
+        h.update(source_path(name).read_bytes())
     return f"_kernels_{h.hexdigest()}"
+
+
+def source_path(module: str) -> Path:
+    """The source file of a module of the package ('sudoku.engine')."""
+    return HERE.joinpath(*module.split(".")).with_suffix(".py")
 
 
 def _cpu_flags() -> str | None:

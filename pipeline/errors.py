@@ -33,7 +33,7 @@ class PipelineError(click.ClickException):
     exit_code = 3
 
     def show(self, file=None) -> None:
-        from pipeline.storage import scrub
+        from pipeline.io.storage import scrub
 
         click.echo(f"pipeline: error: {scrub(self.format_message())}", err=True)
 

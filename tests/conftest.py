@@ -18,7 +18,7 @@ import polars as pl
 import pytest
 
 from pipeline import compiled
-from pipeline.executors import Executor
+from pipeline.execute.local import Executor
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_CSV = REPO / "data" / "sample.csv"
@@ -114,7 +114,7 @@ def invoke(args: list[str], input: bytes | str | None = None,
 
     from click.testing import CliRunner
 
-    from pipeline import cli
+    from pipeline.cli import app as cli
 
     unset = {k: None for k in os.environ if k.startswith("PIPELINE_")}
     unset["DASK_SCHEDULER_ADDRESS"] = None
@@ -250,7 +250,7 @@ class InlineExecutor(Executor):
     def submit(self, task):
         import concurrent.futures as cf
 
-        from pipeline import worker
+        from pipeline.job import worker
 
         fut: cf.Future = cf.Future()
         try:
@@ -272,8 +272,9 @@ def read_input(path, range_bytes: int | None = None, puzzle_column=None, solutio
     (with `range_bytes`, or the default). Both must give the same rows and reasons."""
     import pyarrow as pa
 
-    from pipeline import plan, reader, schema
-    from pipeline.storage import Location
+    from pipeline.io import reader, schema
+    from pipeline.io.storage import Location
+    from pipeline.job import plan
 
     inp = plan.open_input(str(path), 0, puzzle_column, solution_column, schema.OURS)
     names = reader.column_names(inp.layout)

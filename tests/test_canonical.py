@@ -1,8 +1,8 @@
-"""Tests of the canonical form (pipeline.canonical).
+"""Tests of the canonical form (pipeline.sudoku.canonical).
 
 Minimality is judged by an exhaustive reference written here: it tries every one of the
 3,359,232 cell permutations with the relabelling by first appearance, and shares no code
-with the module.  Solutions are judged by pipeline.check.is_solution.
+with the module.  Solutions are judged by pipeline.sudoku.check.is_solution.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
 
-from pipeline import canonical
-from pipeline.canonical import (
+from pipeline.sudoku import canonical
+from pipeline.sudoku.canonical import (
     GROUP_SIZE,
     canonical_transforms,
     identity_transforms,
@@ -26,7 +26,7 @@ from pipeline.canonical import (
     random_transforms,
     transform,
 )
-from pipeline.check import is_complete_grid, is_solution
+from pipeline.sudoku.check import is_complete_grid, is_solution
 
 EMPTY = "0" * 81
 # The smallest minlex solution grid, and the most symmetric grid (648 automorphisms);

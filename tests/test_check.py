@@ -1,4 +1,4 @@
-"""pipeline.check, the independent checker, judged against grids built here (no engine)."""
+"""pipeline.sudoku.check, the independent checker, judged against grids built here (no engine)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from conftest import PUZZLE, SOLUTION
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline import check
+from pipeline.sudoku import check
 
 BASE = np.array([int(c) for c in SOLUTION], dtype=np.uint8)
 

@@ -9,7 +9,7 @@ from conftest import LEET, LEET_SOLUTION, SOLUTION
 
 import pipeline
 from pipeline import InvalidPuzzle, MalformedPuzzle, PuzzleError, UnsolvablePuzzle
-from pipeline.classic import is_valid_sudoku, solve_sudoku
+from pipeline.sudoku.classic import is_valid_sudoku, solve_sudoku
 
 
 def board(text: str) -> list[list[str]]:

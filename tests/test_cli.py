@@ -25,7 +25,7 @@ from conftest import (
     write_input,
 )
 
-from pipeline.cli import app
+from pipeline.cli.app import app
 
 P0 = PUZZLE.replace(".", "0")
 BAD_FULL = SOLUTION[0] * 2 + SOLUTION[2:]  # digit twice in grid row 1
@@ -568,7 +568,7 @@ def test_canonical_column(run_cli, tmp_path):
     (a transposed and relabelled copy), null for malformed rows."""
     import numpy as np
 
-    from pipeline import canonical, grid
+    from pipeline.sudoku import canonical, grid
 
     g, _ = grid.encode([PUZZLE])
     t = canonical.random_transforms(np.random.default_rng(5), 1)

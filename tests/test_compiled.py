@@ -88,11 +88,13 @@ def test_every_kernel_signature_reads_as_numba_types():
 
 def test_module_name_follows_the_sources_and_the_cpu(tmp_path, monkeypatch):
     for name in ("compiled", *compiled.MODULES):
-        shutil.copy(compiled.HERE / f"{name}.py", tmp_path)
+        dest = tmp_path.joinpath(*name.split(".")).with_suffix(".py")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(compiled.source_path(name), dest)
     monkeypatch.setattr(compiled, "HERE", tmp_path)
     first = compiled.module_name()
     assert first is not None and first.startswith("_kernels_")
-    engine = tmp_path / "engine.py"
+    engine = tmp_path / "sudoku" / "engine.py"
     engine.write_text(engine.read_text() + "\n# an edit\n")
     assert compiled.module_name() != first
     monkeypatch.setattr(compiled, "_cpu_flags", lambda: "fpu sse2")
@@ -104,7 +106,7 @@ def test_module_name_follows_the_sources_and_the_cpu(tmp_path, monkeypatch):
 
 @needs_aot
 def test_compiled_kernels_refuse_wrong_arrays_instead_of_misreading_them():
-    from pipeline import engine
+    from pipeline.sudoku import engine
 
     n = 1
     args = [np.zeros((n, 81), np.uint8), 2, np.zeros((n, 81), np.uint8), np.zeros(n, np.int8),
@@ -119,7 +121,7 @@ def test_compiled_kernels_refuse_wrong_arrays_instead_of_misreading_them():
 @needs_aot
 def test_a_worker_starts_without_numba():
     code = ("import sys\n"
-            "import pipeline.preload\n"
+            "import pipeline.job.preload\n"
             "print(sorted(m for m in ('numba', 'llvmlite') if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=REPO)
@@ -148,7 +150,7 @@ def test_compiled_and_numba_kernels_give_the_same_results(run_process, tmp_path)
 def test_public_functions_take_read_only_arrays():
     """Whatever compiled them: a kernel's inputs are declared `readonly` where it only
     reads them, so frozen arrays (Arrow buffers, memory maps) go in as they are."""
-    from pipeline import canonical, check, engine
+    from pipeline.sudoku import canonical, check, engine
 
     grids = np.zeros((3, 81), np.uint8)
     grids[:, :9] = np.arange(1, 10)

@@ -1,4 +1,4 @@
-"""Settings: defaults in pipeline.config.Settings, layered by the command line (click):
+"""Settings: defaults in pipeline.job.settings.Settings, layered by the command line (click):
 default < --config FILE < PIPELINE_<NAME> < flag; and the checks of each layer.
 
 Each run's effective settings are read back from its manifest.
@@ -11,8 +11,8 @@ import json
 import pytest
 from conftest import PUZZLE, invoke
 
-from pipeline.config import DEFAULTS, Settings
 from pipeline.errors import UsageError
+from pipeline.job.settings import DEFAULTS, Settings
 
 
 @pytest.fixture
@@ -115,7 +115,7 @@ def test_the_library_checks_too():
 def test_the_example_config_files_are_valid():
     from pathlib import Path
 
-    from pipeline.config import read_config_file
+    from pipeline.job.settings import read_config_file
 
     examples = sorted((Path(__file__).resolve().parents[1] / "configs").glob("*.toml"))
     assert examples

@@ -24,7 +24,7 @@ import pytest
 pytest.importorskip("distributed")
 
 from pipeline.errors import WorkerLost  # noqa: E402
-from pipeline.worker import FAULT_ENV  # noqa: E402
+from pipeline.job.worker import FAULT_ENV  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 RAW = REPO.parent / "shared" / "data" / "raw"
@@ -101,9 +101,10 @@ def _solve_tasks(path: Path, range_bytes: int) -> list:
     """The Solve tasks of a text file, planned here (each a description of a byte range)."""
     from conftest import InlineExecutor
 
-    from pipeline import plan, schema
-    from pipeline.storage import Location
-    from pipeline.tasks import Solve
+    from pipeline.io import schema
+    from pipeline.io.storage import Location
+    from pipeline.job import plan
+    from pipeline.job.tasks import Solve
 
     inp = plan.open_input(str(path), 0, None, None, schema.OURS)
     plan.plan_inputs([inp], InlineExecutor(), 1000)
@@ -234,8 +235,8 @@ def test_executor_on_local_cluster(monkeypatch, tmp_path):
     """Parts written by worker processes, WorkerLost when Dask gives up, the cluster closed."""
     import dask
 
-    from pipeline import engine
-    from pipeline.dask_executor import DaskExecutor
+    from pipeline.execute.dask_cluster import DaskExecutor
+    from pipeline.sudoku import engine
 
     if not CURATED.exists():
         pytest.skip(f"data set {CURATED} is absent")
@@ -633,8 +634,8 @@ def test_cli_unreachable_or_bad_scheduler_is_one_line(data_dir):
 def test_a_process_with_threads_keeps_the_client_in_process(cluster):
     """Forking is for a process with no thread but its own (the command's); here (pytest,
     polars loaded) the executor is a DaskExecutor in this process."""
-    from pipeline import dask_client
-    from pipeline.dask_executor import DaskExecutor
+    from pipeline.execute import dask_client
+    from pipeline.execute.dask_cluster import DaskExecutor
 
     assert "polars" in sys.modules
     ex = dask_client.executor(cluster.address, 2)

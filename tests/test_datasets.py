@@ -1,4 +1,4 @@
-"""Data-set tools (pipeline.datasets) on real run folders made by `pipeline run --canonical`
+"""Data-set tools (pipeline.tools.datasets) on real run folders made by `pipeline run --canonical`
 from inputs with planted equivalents, and on small synthetic run folders for properties.
 
 What is checked, against answers computed here independently (polars over the results, the
@@ -25,10 +25,11 @@ from conftest import SAMPLE_CSV, invoke, read_results
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline import canonical, check, datasets, grid
-from pipeline import folder as layout
 from pipeline.errors import InputError, UsageError
-from pipeline.grade import GRADES
+from pipeline.io import runfolder as layout
+from pipeline.sudoku import canonical, check, grid
+from pipeline.sudoku.grade import GRADES
+from pipeline.tools import datasets
 
 INVALID = "55" + "." * 79
 EMPTY = "." * 81

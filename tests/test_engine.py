@@ -1,6 +1,6 @@
-"""Tests of the compiled solver kernel (pipeline.engine).
+"""Tests of the compiled solver kernel (pipeline.sudoku.engine).
 
-Solutions are judged by a small checker written here (and by pipeline.check when it is
+Solutions are judged by a small checker written here (and by pipeline.sudoku.check when it is
 available), never by the engine itself.
 """
 
@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline import compiled
-from pipeline.engine import solve_batch, warm_up
+from pipeline.sudoku.engine import solve_batch, warm_up
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -49,7 +49,7 @@ def valid_solution(puzzle: np.ndarray, sol: np.ndarray) -> bool:
 def all_valid(puzzles: np.ndarray, sols: np.ndarray) -> bool:
     ok = all(valid_solution(p, s) for p, s in zip(puzzles, sols, strict=True))
     try:
-        from pipeline.check import is_solution
+        from pipeline.sudoku.check import is_solution
     except ImportError:
         return ok
     return ok and bool(np.all(is_solution(puzzles, sols)))
@@ -229,7 +229,7 @@ def test_any_byte_values_never_crash(values):
     st.booleans(),
 )
 def test_random_givens_agree_with_reference(seed, k, perturb):
-    ref = pytest.importorskip("pipeline.reference")
+    ref = pytest.importorskip("pipeline.sudoku.reference")
     rng = np.random.default_rng(seed)
     full = grid_of(SOLVED)[0].copy()
     # relabel digits so the grids vary
@@ -306,7 +306,7 @@ def test_kaggle_solutions_match_file():
 
 
 def test_agrees_with_reference_on_easy_kaggle():
-    ref = pytest.importorskip("pipeline.reference")
+    ref = pytest.importorskip("pipeline.sudoku.reference")
     puzzles = load_set("kaggle_bryanpark_1m/sudoku_small.csv", 300)
     sols, n, g, _ = solve_batch(puzzles, 2)
     for p, s, k in zip(puzzles, sols, n, strict=True):
@@ -366,7 +366,7 @@ def test_cache_is_used_in_a_new_process():
     """Where numba compiles the kernels (no ahead-of-time module), a new process loads
     them from numba's cache."""
     code = (
-        "from pipeline import engine\n"
+        "from pipeline.sudoku import engine\n"
         "engine.warm_up()\n"
         "s = engine._solve_all.stats\n"
         "print(sum(s.cache_hits.values()), sum(s.cache_misses.values()))\n"
@@ -466,7 +466,7 @@ def test_two_solutions_never_reported_unique(seed, extra):
 def test_solved_without_guessing_means_unique():
     # easy puzzles less a few givens: some stay unique, some do not; the engine's count
     # agrees with the reference, in particular whenever it needed no branch
-    ref = pytest.importorskip("pipeline.reference")
+    ref = pytest.importorskip("pipeline.sudoku.reference")
     puzzles = load_set("kaggle_bryanpark_1m/sudoku_small.csv", 150)
     rng = np.random.default_rng(7)
     for row in puzzles:

@@ -1,4 +1,4 @@
-"""pipeline.executors: the local pool of forkserver workers, with real processes.
+"""pipeline.execute.local: the local pool of forkserver workers, with real processes.
 
 Fork safety (the forkserver runs no thread when it forks), one pipe per worker (a death
 loses only its own task), nothing inherited from the parent (not the folder's lock), and a
@@ -15,12 +15,13 @@ import psutil
 import pytest
 from conftest import PUZZLE
 
-from pipeline import plan, schema
 from pipeline.errors import RunFailed, WorkerLost
-from pipeline.executors import LocalExecutor
-from pipeline.folder import RunFolder
-from pipeline.storage import Location
-from pipeline.tasks import Solve
+from pipeline.execute.local import LocalExecutor
+from pipeline.io import schema
+from pipeline.io.runfolder import RunFolder
+from pipeline.io.storage import Location
+from pipeline.job import plan
+from pipeline.job.tasks import Solve
 
 pytestmark = pytest.mark.slow
 
@@ -94,7 +95,7 @@ def test_workers_do_not_hold_the_folders_lock(tmp_path):
 
 
 def test_workers_that_die_as_they_start_end_the_run(monkeypatch):
-    from pipeline import executors
+    from pipeline.execute import local as executors
 
     monkeypatch.setattr(executors, "_worker_main", _die_at_once)
     ex = LocalExecutor(1)

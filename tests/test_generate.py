@@ -10,7 +10,8 @@ import polars as pl
 import pytest
 from conftest import invoke
 
-from pipeline import check, generate, grade, grid, reference
+from pipeline.sudoku import check, grade, grid, reference
+from pipeline.tools import generate
 
 
 def make(tmp_path: Path, *args: str, name: str = "out.csv") -> tuple[int, Path]:

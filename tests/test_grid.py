@@ -1,4 +1,4 @@
-"""pipeline.grid: text <-> arrays, the givens check, display."""
+"""pipeline.sudoku.grid: text <-> arrays, the givens check, display."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from conftest import PUZZLE, SOLUTION
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline import grid
+from pipeline.sudoku import grid
 
 digits81 = st.text(alphabet="0123456789", min_size=81, max_size=81)
 

@@ -1,4 +1,4 @@
-"""pipeline.plan and the counting it does (pipeline.records): the plain fast path the parent
+"""pipeline.job.plan and the counting it does (pipeline.io.records): the plain fast path the parent
 runs while the pool starts agrees with the full scan, and run_all shares the tasks between
 this process and the workers without losing or repeating one.
 """
@@ -16,9 +16,11 @@ from conftest import LEET, PUZZLE, InlineExecutor, needs_aot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline import compiled, plan, records, schedule, schema
-from pipeline.storage import Location
-from pipeline.tasks import Batch
+from pipeline import compiled
+from pipeline.io import records, schema
+from pipeline.io.storage import Location
+from pipeline.job import plan, schedule
+from pipeline.job.tasks import Batch
 
 
 def _plain_by_definition(data: bytes, quotes: bool, comments: bool) -> bool:
@@ -180,7 +182,7 @@ def test_without_the_compiled_module_the_parent_leaves_planning_to_the_workers(t
     path = tmp_path / "in.txt"
     path.write_text((PUZZLE + "\n") * 50)
     code = ("import sys\n"
-            "from pipeline import plan, schema\n"
+            "from pipeline.io import schema\nfrom pipeline.job import plan\n"
             f"inp = plan.open_input({str(path)!r}, 0, None, None, schema.OURS)\n"
             "inp.range_bytes = 1_000\n"
             "print([plan.parent_piece(p) for p in plan.pieces(inp, inp.location.size())][:2],"

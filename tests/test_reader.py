@@ -1,4 +1,4 @@
-"""pipeline.layout and pipeline.reader: every input shape, row numbering, what is and is not
+"""pipeline.io.shape and pipeline.io.reader: every input shape, row numbering, what is and is not
 a row, bad rows; every file read both in one pass and range by range, with the same rows."""
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ import polars as pl
 import pytest
 from conftest import LEET, LEET_SOLUTION, PUZZLE, SOLUTION, read_input
 
-from pipeline import plan, records, schema
 from pipeline.errors import InputError
-from pipeline.layout import looks_like_puzzle
+from pipeline.io import records, schema
+from pipeline.io.shape import looks_like_puzzle
+from pipeline.job import plan
 
 P0 = PUZZLE.replace(".", "0")
 ROYLE_TITLE = ("Gordon F. Royle, A collection of 49,151 distinct Sudoku con?gurations with 17 "

@@ -25,9 +25,9 @@ from conftest import LEET, PUZZLE, SAMPLE_CSV, SOLUTION, comparable, pipeline_co
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline import run as run_mod
-from pipeline.config import Settings
 from pipeline.errors import InputError, PipelineError
+from pipeline.job import run as run_mod
+from pipeline.job.settings import Settings
 
 UNSOLVABLE = "12345678." + "........9" + "." * 63
 BAD_FULL = SOLUTION[0] * 2 + SOLUTION[2:]

@@ -1,6 +1,6 @@
-"""pipeline.schedule: retries, the hunt for the rows to blame, fatal failures.
+"""pipeline.job.schedule: retries, the hunt for the rows to blame, fatal failures.
 
-The tasks are real (pipeline.worker runs them, reading a real file and writing real parts);
+The tasks are real (pipeline.job.worker runs them, reading a real file and writing real parts);
 the executor is scripted: it runs them here, and a task that reaches the poison puzzle
 either raises (the engine failed) or is reported lost (its worker died).
 """
@@ -13,11 +13,12 @@ import polars as pl
 import pytest
 from conftest import LEET, PUZZLE, SOLUTION, InlineExecutor
 
-from pipeline import plan, schedule, schema, worker
 from pipeline.errors import InputChanged, RunFailed, WorkerLost
-from pipeline.folder import RunFolder
-from pipeline.storage import Location
-from pipeline.tasks import Batch, Solve
+from pipeline.io import schema
+from pipeline.io.runfolder import RunFolder
+from pipeline.io.storage import Location
+from pipeline.job import plan, schedule, worker
+from pipeline.job.tasks import Batch, Solve
 
 POISON = SOLUTION  # a distinct puzzle (a full grid): the fault hook fires on it
 

@@ -1,4 +1,4 @@
-"""pipeline.solver: every status on hand-made cases, first-solution mode, expected solutions."""
+"""pipeline.sudoku.solver: every status on hand-made cases, first-solution mode, expected solutions."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from conftest import LEET, LEET_SOLUTION, PUZZLE, SOLUTION
 
-from pipeline import check, grid, reference, solver
-from pipeline.solver import NULL, Status
+from pipeline.sudoku import check, grid, reference, solver
+from pipeline.sudoku.solver import NULL, Status
 
 # A 17-clue puzzle (Royle's list); without its last clue it has 16 and so several solutions.
 SEVENTEEN = "000000010400000000020000000000050407008000300001090000300400200050100000000806000"

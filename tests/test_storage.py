@@ -1,4 +1,4 @@
-"""pipeline.storage and runs on other storage: an S3-protocol server on loopback (moto's, as
+"""pipeline.io.storage and runs on other storage: an S3-protocol server on loopback (moto's, as
 s3fs's own tests use) holding inputs and outputs, an http server, file:// URLs, and secrets
 kept out of everything a run writes down."""
 
@@ -14,9 +14,9 @@ import polars as pl
 import pytest
 from conftest import PUZZLE, SAMPLE_CSV, comparable, part_codecs, read_results
 
-from pipeline import storage
 from pipeline.errors import RunFailed
-from pipeline.storage import Location
+from pipeline.io import storage
+from pipeline.io.storage import Location
 
 RUN = ["--workers", "2", "--chunk-size", "300", "--json", "-q"]
 

@@ -18,8 +18,9 @@ import polars as pl
 import pytest
 from conftest import LEET, PUZZLE, SAMPLE_CSV, SOLUTION, comparable, pipeline_command, read_results
 
-from pipeline import grade, tally
-from pipeline.status import Status
+from pipeline.job import tally
+from pipeline.sudoku import grade
+from pipeline.sudoku.status import Status
 
 # ---------------------------------------------------------------------------------------
 # Conventions
@@ -200,10 +201,11 @@ def test_parquet_input_gives_the_rows_of_its_csv(run_cli, tmp_path):
 def test_parquet_edited_under_a_run_is_caught(tmp_path):
     from conftest import InlineExecutor
 
-    from pipeline import plan, schema, worker
     from pipeline.errors import InputChanged
-    from pipeline.storage import Location
-    from pipeline.tasks import Solve
+    from pipeline.io import schema
+    from pipeline.io.storage import Location
+    from pipeline.job import plan, worker
+    from pipeline.job.tasks import Solve
 
     pl.DataFrame({"puzzle": [PUZZLE] * 50}).write_parquet(tmp_path / "p.parquet",
                                                          row_group_size=10)
@@ -252,7 +254,7 @@ def test_solve_dash_reads_what_run_reads(run_cli):
 
 
 def _solution(puzzle: str) -> str:
-    from pipeline import grid, solver
+    from pipeline.sudoku import grid, solver
 
     return grid.decode(solver.solve_strings([puzzle]).solutions, blank="0")[0]
 
@@ -273,11 +275,11 @@ def test_validate_json_causes_keep_words_with_digits(run_cli, tmp_path):
 
 
 # ---------------------------------------------------------------------------------------
-# The data-set commands on a --canonical run (pipeline.datasets is tested on its own too)
+# The data-set commands on a --canonical run (pipeline.tools.datasets is tested on its own too)
 
 
 def test_dedup_split_augment_commands_and_distinct_classes(run_cli, tmp_path):
-    from pipeline import canonical, grid
+    from pipeline.sudoku import canonical, grid
 
     base = pl.read_csv(SAMPLE_CSV, infer_schema=False)["puzzle"].to_list()[:40]
     g, _ = grid.encode(base)

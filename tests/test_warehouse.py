@@ -9,8 +9,8 @@ from pathlib import Path
 import polars as pl
 from conftest import LEET, PUZZLE, read_results
 
-from pipeline.folder import RunFolder
-from pipeline.storage import Location
+from pipeline.io.runfolder import RunFolder
+from pipeline.io.storage import Location
 
 BAD = "1" * 81  # a full row of ones: invalid
 

@@ -1,4 +1,4 @@
-"""pipeline.worker's process set-up: what warm_up does to the process besides loading the
+"""pipeline.job.worker's process set-up: what warm_up does to the process besides loading the
 kernels (each in a fresh interpreter, since it changes process-wide state)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 
 FAULTS = """
 import resource, sys
-from pipeline import worker
+from pipeline.job import worker
 if sys.argv[1] == "kept":
     worker._keep_freed_memory()
 def faults():
@@ -46,7 +46,7 @@ def test_freed_blocks_are_reused_not_mapped_again():
 
 def test_cffi_is_hidden_only_while_numba_loads_the_kernels():
     code = ("import sys\n"
-            "from pipeline import worker\n"
+            "from pipeline.job import worker\n"
             "worker.warm_up()\n"
             "print('pycparser' in sys.modules)\n"
             "import cffi\n"

@@ -1,0 +1,521 @@
+"""The `pipeline` command line (typer on click).
+
+Settings are layered by click: a setting's default (pipeline.job.settings.Settings) < the
+--config file (read by an eager option into click's default_map) < its PIPELINE_<NAME>
+environment variable < its flag. Our errors are click exceptions: each shows one line and
+carries its exit code, so the commands need no ladder of except branches.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from typing import Annotated
+
+import click
+import typer
+
+from pipeline import VERSION
+from pipeline.job.settings import COMPRESSIONS, DEFAULTS, EXECUTORS, LOG_LEVELS
+from pipeline.sudoku.status import STATUS_NAMES
+
+app = typer.Typer(
+    name="pipeline",
+    help="Solve, check and summarise Sudoku puzzles at data-set scale.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+EXIT_HELP = """Exit codes: 0 finished; 1 finished but a --fail-on status occurred; 2 usage error or
+unusable input; 3 the run failed (write error, full disk); 130/143 stopped by Ctrl-C/SIGTERM
+(run the same command again to resume)."""
+
+
+class StatusList(click.ParamType):
+    """A comma-separated list of statuses (a list from a config file too)."""
+
+    name = "STATUS,..."
+
+    def convert(self, value, param, ctx):
+        items = value if isinstance(value, list) else str(value).split(",")
+        out = [str(s).strip() for s in items if str(s).strip()]
+        bad = [s for s in out if s not in STATUS_NAMES]
+        if bad:
+            self.fail(f"unknown status {bad[0]!r} (one of {', '.join(STATUS_NAMES)})", param,
+                      ctx)
+        return out
+
+
+def _config_file(ctx: click.Context, param, value: str | None) -> str | None:
+    """--config FILE: its settings become the defaults of the other options."""
+    if value:
+        from pipeline.job.settings import read_config_file
+
+        ctx.default_map = {**(ctx.default_map or {}), **read_config_file(value)}
+    return value
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"pipeline {VERSION}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(version: Annotated[bool, typer.Option(
+        "--version", callback=_version, is_eager=True, help="Print the version and exit.")
+        ] = False) -> None:
+    """Solve, check and summarise Sudoku puzzles at data-set scale."""
+
+
+def _env(name: str) -> str:
+    return f"PIPELINE_{name.upper()}"
+
+
+@app.command(epilog=EXIT_HELP)
+def run(
+    input: Annotated[list[str], typer.Option(
+        "--input", "-i", metavar="PATH", help="An input: a file, a glob (quoted), - for "
+        "stdin, a FIFO, or a URL (s3://, gs://, file://, http(s)://). Repeatable. CSV with "
+        "or without a header, text (a puzzle a line), fixed-width records, Parquet; .gz "
+        "too.")],
+    output: Annotated[str | None, typer.Option(
+        "--output", "-o", metavar="DIR", help="The run folder (a path or a URL) [default: "
+        "output/<first input's name>].")] = None,
+    config: Annotated[str | None, typer.Option(
+        "--config", "-c", metavar="FILE", is_eager=True, callback=_config_file,
+        help="A TOML file whose [run] table sets defaults for the options below.")] = None,
+    workers: Annotated[int, typer.Option(
+        metavar="N", min=0, envvar=_env("workers"), show_envvar=True,
+        help="Worker processes (or Dask threads to keep busy); 0 = one per core.")
+    ] = DEFAULTS.workers,
+    chunk_size: Annotated[int, typer.Option(
+        metavar="N", min=1, envvar=_env("chunk_size"), show_envvar=True,
+        help="About this many rows per range: a task, and one result part.")
+    ] = DEFAULTS.chunk_size,
+    limit: Annotated[int, typer.Option(
+        metavar="N", min=0, envvar=_env("limit"), show_envvar=True,
+        help="Read only the first N rows of each input (a quick try of a big file); 0 = "
+        "every row.")] = DEFAULTS.limit,
+    puzzle_column: Annotated[str, typer.Option(
+        metavar="NAME", envvar=_env("puzzle_column"),
+        help="The CSV or Parquet column of the puzzles [default: found by name, else the "
+        "first column holding puzzles].")] = DEFAULTS.puzzle_column,
+    solution_column: Annotated[str, typer.Option(
+        metavar="NAME", envvar=_env("solution_column"),
+        help="The column of expected solutions [default: solution/solutions].")
+    ] = DEFAULTS.solution_column,
+    first_solution: Annotated[bool, typer.Option(
+        "--first-solution/--prove-unique", envvar=_env("first_solution"),
+        help="Stop at the first solution (n_solutions null), or prove uniqueness.")
+    ] = DEFAULTS.first_solution,
+    fail_on: Annotated[str | None, typer.Option(
+        click_type=StatusList(), envvar=_env("fail_on"), show_envvar=True,
+        help="Statuses that make a finished run exit 1, e.g. invalid,unsolvable,error.")
+    ] = None,
+    timings: Annotated[bool, typer.Option(
+        "--timings/--no-timings", envvar=_env("timings"),
+        help="Measure each puzzle's solve time (solve_us).")] = DEFAULTS.timings,
+    canonical: Annotated[bool, typer.Option(
+        "--canonical/--no-canonical", envvar=_env("canonical"),
+        help="Add each puzzle's canonical (minlex) form and automorphism count (for "
+        "`pipeline dedup`, `split`, `augment`).")] = DEFAULTS.canonical,
+    compression: Annotated[str, typer.Option(
+        click_type=click.Choice(COMPRESSIONS), envvar=_env("compression"),
+        help="The parts' grid columns (puzzle, solution, ...): zstd (2.4x smaller, a third "
+        "of a worker's time), none, or auto: none in a local folder, zstd at a URL.")
+    ] = DEFAULTS.compression,
+    executor: Annotated[str, typer.Option(
+        click_type=click.Choice(EXECUTORS), envvar=_env("executor"), show_envvar=True,
+        help="Where tasks run: a local process pool, or a Dask cluster.")] = DEFAULTS.executor,
+    scheduler: Annotated[str, typer.Option(
+        metavar="ADDRESS", envvar=[_env("scheduler"), "DASK_SCHEDULER_ADDRESS"],
+        show_envvar=True, help="A Dask scheduler (tcp://HOST:PORT, tls://...); none with "
+        "--executor dask starts a local cluster.")] = DEFAULTS.scheduler,
+    log_level: Annotated[str, typer.Option(
+        click_type=click.Choice(LOG_LEVELS, case_sensitive=False), envvar=_env("log_level"),
+        help="How much goes to DIR/logs/run.jsonl.")] = DEFAULTS.log_level,
+    overwrite: Annotated[bool, typer.Option(
+        help="Replace what the output folder holds (also a finished run of the same "
+        "inputs: it is done again).")] = False,
+    incremental: Annotated[bool, typer.Option(
+        help="Treat --output as a warehouse: solve only input files not done before (by "
+        "content hash), each into its own run folder, listed in catalog.parquet.")] = False,
+    json_out: Annotated[bool, typer.Option(
+        "--json", help="Print the final summary as one JSON object on stdout.")] = False,
+    quiet: Annotated[bool, typer.Option(
+        "--quiet", "-q", help="No progress, no summary, no warnings on stderr.")] = False,
+) -> None:
+    """Solve and check every puzzle of the inputs; write Parquet results and stats.
+
+    On a terminal a progress bar shows rows, percent, rows/s and the time left, then a table
+    of statuses; elsewhere one summary line goes to stderr at the end.
+    """
+    from pipeline.job import run as run_mod
+    from pipeline.job.settings import Settings
+
+    settings = Settings(
+        workers=workers, chunk_size=chunk_size, limit=limit, puzzle_column=puzzle_column,
+        solution_column=solution_column, first_solution=first_solution,
+        fail_on=fail_on or [], timings=timings, canonical=canonical, compression=compression,
+        executor=executor, scheduler=scheduler, log_level=log_level)
+    show = sys.stderr.isatty() and not quiet and not json_out
+    progress = _Progress() if show else None
+    hooks = run_mod.Hooks()
+    if progress is not None:
+        hooks.on_start = progress.start
+        hooks.on_rows = progress.advance
+    try:
+        if incremental:
+            from pipeline.job.warehouse import run_incremental
+
+            summary = run_incremental(input, settings, output, hooks, quiet=quiet)
+        else:
+            summary = run_mod.run(input, settings, output, overwrite, hooks, quiet=quiet)
+    finally:
+        if progress is not None:
+            progress.stop()
+    if json_out:
+        typer.echo(json.dumps(summary.as_dict()))
+    elif summary.already_done and not quiet:
+        typer.echo(f"pipeline: already done: {summary.output} holds this run "
+                   f"({summary.rows:,} rows)", err=True)
+    elif show:
+        _print_table(summary)
+    failing = (f"finished, but found {', '.join(summary.failing)} rows (--fail-on): "
+               if summary.failing else "")
+    if not quiet and not json_out and not summary.already_done and (failing or not show):
+        typer.echo(f"pipeline: {failing}{summary.line()}", err=True)  # one line, always
+    if summary.failing:
+        raise typer.Exit(summary.exit_code)
+
+
+class _Progress:
+    """A bar on the terminal: rows, percent of the input's bytes, rows/s, time left."""
+
+    def __init__(self):
+        from rich.progress import (
+            BarColumn,
+            Progress,
+            SpinnerColumn,
+            TaskProgressColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.started = time.perf_counter()
+        self.rows = 0
+        self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                            TaskProgressColumn(),
+                            TextColumn("[bold]{task.fields[rows]:,}[/] rows"),
+                            TextColumn("{task.fields[rate]:,.0f} rows/s"),
+                            TimeElapsedColumn(), TimeRemainingColumn(),
+                            transient=True, console=_console())
+        self.task = self.bar.add_task("starting", total=None, rows=0, rate=0.0)
+        self.bar.start()
+
+    def start(self, out: str, resumed: int, total_bytes: int, done_bytes: int) -> None:
+        desc = f"solving into {out}" + (f" (resuming after {resumed:,} rows)" if resumed else "")
+        self.bar.update(self.task, description=desc, total=max(total_bytes, 1),
+                        completed=done_bytes)
+
+    def advance(self, rows: int, nbytes: int) -> None:
+        self.rows += rows
+        rate = self.rows / max(time.perf_counter() - self.started, 1e-9)
+        self.bar.update(self.task, advance=nbytes, rows=self.rows, rate=rate)
+
+    def stop(self) -> None:
+        self.bar.stop()
+
+
+def _console():
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def _print_table(summary) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"run: {summary.output}", show_footer=True)
+    table.add_column("status", footer="total")
+    table.add_column("rows", justify="right", footer=f"{summary.rows:,}")
+    table.add_column("share", justify="right")
+    for name, n in summary.counts.items():
+        share = f"{100 * n / summary.rows:.1f}%" if summary.rows else "-"
+        table.add_row(name, f"{n:,}", share)
+    console = _console()
+    console.print(table)
+    console.print(summary.line())
+
+
+@app.command()
+def solve(
+    puzzle: Annotated[str, typer.Argument(
+        metavar="PUZZLE", help="An 81-character puzzle (. or 0 for blanks), or - to read "
+        "what `pipeline run` reads (a puzzle a line, CSV, fixed-width) from stdin.")],
+    format: Annotated[str, typer.Option(
+        "--format", "-f", click_type=click.Choice(["board", "line"]),
+        help="board: status, guesses and the grid drawn; line: one line per puzzle on "
+        "stdout (81 digits, 'multiple <81 digits>' or the status; reasons on stderr).")
+    ] = "board",
+    first_solution: Annotated[bool, typer.Option(
+        "--first-solution", help="Do not prove uniqueness.")] = False,
+) -> None:
+    """Solve puzzles given on the command line or stdin.
+
+    Exits 0 when every puzzle has a solution, 1 otherwise.
+    """
+    raise typer.Exit(_solve(puzzle, format, first_solution))
+
+
+def _solve(puzzle: str, fmt: str, first_solution: bool) -> int:
+    """`pipeline solve`: read, solve, print; the exit code."""
+    from pipeline.job import plan
+    from pipeline.job.worker import arrow_buffers
+    from pipeline.sudoku import grid, solver
+    from pipeline.sudoku.status import Status
+
+    if puzzle == "-":
+        from pipeline.io import schema
+
+        inp = plan.open_input("-", 0, None, None, schema.OURS, stdin=sys.stdin.buffer)
+        batches = [(first, rows) for first, rows in plan.read_whole(inp, sys.stdin.buffer)]
+    else:
+        batches = [(0, None)]
+    ok = True
+    shown = 0
+    for first, rows in batches:
+        if rows is None:
+            grids, why = grid.encode([puzzle])
+            malformed = {i: w for i, w in enumerate(why) if w}
+        else:
+            grids, malformed = grid.encode_buffers(*arrow_buffers(rows.columns["puzzle"]))
+            malformed.update(rows.reasons)
+        outcome = solver.solve_grids(grids, 1 if first_solution else 2, malformed)
+        texts = grid.decode(outcome.solutions, blank="0")
+        for i in range(len(outcome)):
+            status = Status(int(outcome.status[i]))
+            has = status in (Status.SOLVED, Status.MULTIPLE)
+            ok &= has
+            reason = outcome.reasons.get(i)
+            if fmt == "line":
+                line = {Status.SOLVED: texts[i], Status.MULTIPLE: f"multiple {texts[i]}"}
+                typer.echo(line.get(status, status.label))
+                if not has or reason:
+                    typer.echo(f"row {first + i}: {status.label}: {reason or status.label}",
+                               err=True)
+                continue
+            if shown:
+                typer.echo("")
+            shown += 1
+            head = status.label
+            if outcome.guesses[i] >= 0:
+                head += f", {outcome.guesses[i]} guesses"
+            if reason:
+                head += f": {reason}"
+            typer.echo(head)
+            if has:
+                typer.echo(grid.show(outcome.solutions[i]))
+    return 0 if ok else 1
+
+
+@app.command()
+def generate(
+    count: Annotated[int, typer.Option("--count", "-n", metavar="N", min=0,
+                                       help="How many puzzles to make.")],
+    output: Annotated[str, typer.Option(
+        "--output", "-o", metavar="FILE", help="CSV file to write "
+        "(id,puzzle,solution,clues,difficulty), whole or not at all; - for stdout.")],
+    clues: Annotated[int | None, typer.Option(
+        metavar="N", min=17, max=80, help="Exactly this many givens.")] = None,
+    min_clues: Annotated[int | None, typer.Option(
+        metavar="N", min=17, max=80,
+        help="At least this many givens [default: remove givens until none can go].")
+    ] = None,
+    seed: Annotated[int | None, typer.Option(
+        metavar="N", help="Random seed; the same seed and options give the same file "
+        "[default: a random seed, printed].")] = None,
+    grade: Annotated[str | None, typer.Option(
+        click_type=click.Choice(["easy", "medium", "hard", "expert", "extreme"]),
+        help="Only puzzles of this grade.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")
+                     ] = False,
+) -> None:
+    """Make puzzles with exactly one solution (proved by the engine), in the Radcliffe CSV
+    shape that `pipeline run` reads back. Exit 1 when --clues/--grade cannot be met."""
+    from pipeline.tools import generate as generate_mod
+
+    generate_mod.main(count, output, clues, min_clues, seed, grade, quiet)
+
+
+@app.command()
+def validate(
+    file: Annotated[str, typer.Argument(
+        metavar="FILE", help="A file of boards (a board a line, a CSV, Parquet) or of "
+        "puzzle,solution pairs (with a solution column); .gz too; - for stdin.")],
+    all_rows: Annotated[bool, typer.Option(
+        "--all", help="A line for every row, valid or not.")] = False,
+    json_out: Annotated[bool, typer.Option(
+        "--json", help="One JSON object on stdout: counts, causes, invalid rows (all rows "
+        "with --all).")] = False,
+    complete: Annotated[bool, typer.Option(
+        "--complete", help="Boards must be complete grids (no blanks).")] = False,
+    puzzle_column: Annotated[str | None, typer.Option(
+        metavar="NAME", help="The column of the boards [default: found by name, else the "
+        "first].")] = None,
+    solution_column: Annotated[str | None, typer.Option(
+        metavar="NAME", help="The column of solutions [default: solution/solutions].")
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only the exit code.")] = False,
+) -> None:
+    """Check every board (or puzzle and solution) of a file: a board is valid when no grid
+    row, column or box repeats a digit; a solution must be complete, valid and keep the
+    givens. Prints 'row N: reason' per invalid row (rows count from 0, as in `pipeline run`
+    results) and a summary on stderr. Exit 0 all valid, 1 some not, 2 unusable file."""
+    from pipeline.tools import validate as validate_mod
+
+    raise typer.Exit(validate_mod.main(file, complete, all_rows, json_out, puzzle_column,
+                                       solution_column, quiet))
+
+
+@app.command()
+def report(
+    folder: Annotated[str, typer.Argument(metavar="DIR",
+                                          help="A run folder made by `pipeline run`.")],
+    html: Annotated[str | None, typer.Option(
+        "--html", metavar="FILE", help="Where to write the HTML report [default: "
+        "DIR/report.html].")] = None,
+    no_html: Annotated[bool, typer.Option(
+        "--no-html", help="Only the table on the terminal.")] = False,
+    quiet: Annotated[bool, typer.Option(
+        "--quiet", "-q", help="Only write the HTML, print nothing.")] = False,
+) -> None:
+    """Summarise a run: a table on the terminal and a self-contained HTML page with charts
+    (statuses, effort, solve times, clues against guesses, grades, throughput, inputs).
+    Works on unfinished runs too. Exit 2 when DIR is not a run folder."""
+    from pipeline.tools import report as report_mod
+
+    report_mod.main(folder, html, no_html, quiet)
+
+
+@app.command()
+def show(
+    folder: Annotated[str, typer.Argument(metavar="DIR",
+                                          help="A run folder made by `pipeline run`.")],
+    status: Annotated[str | None, typer.Option(
+        click_type=StatusList(),
+        help="Rows of these statuses [default: every status but solved].")] = None,
+    limit: Annotated[int, typer.Option(
+        metavar="N", min=0, help="At most N rows; 0 = all.")] = 20,
+    format: Annotated[str, typer.Option(
+        "--format", "-f", click_type=click.Choice(["table", "csv", "json"]),
+        help="table (for a person), csv or json (one object a line).")] = "table",
+) -> None:
+    """The rows of a run with given statuses: source, row, status, reason, puzzle.
+
+    The question after a run: which rows were not solved, and why."""
+    from pipeline.tools import report as report_mod
+
+    report_mod.show(folder, status or [s for s in STATUS_NAMES if s != "solved"], limit,
+                    format)
+
+
+@app.command()
+def dedup(
+    folder: Annotated[str, typer.Argument(metavar="DIR", help="A finished run made with "
+                                          "--canonical.")],
+    output: Annotated[str, typer.Option(
+        "--output", "-o", metavar="FILE", help="Where to write: .csv, .csv.gz or .parquet; a "
+        "CSV feeds straight back into `pipeline run`.")],
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing.")] = False,
+) -> None:
+    """One row per equivalence class of the run's puzzles: its first occurrence in input
+    order, with source, row, puzzle, canonical, solution, status and copies."""
+    from pipeline.tools import datasets
+
+    raise typer.Exit(datasets.dedup_main(folder, output, quiet))
+
+
+@app.command()
+def split(
+    folder: Annotated[str, typer.Argument(metavar="DIR", help="A finished run made with "
+                                          "--canonical.")],
+    fractions: Annotated[str, typer.Option(
+        metavar="F,F,...", help="The splits' shares of the classes, adding up to 1.")],
+    output: Annotated[str, typer.Option("--output", "-o", metavar="OUTDIR",
+                                        help="The folder for the split files.")],
+    names: Annotated[str | None, typer.Option(
+        metavar="NAME,...", help="The splits' names [default: train,val,test for three, "
+        "else split0,split1,...].")] = None,
+    seed: Annotated[int, typer.Option(metavar="N", min=0,
+                                      help="The same seed gives the same split.")] = 0,
+    format: Annotated[str, typer.Option(
+        "--format", "-f", click_type=click.Choice(["parquet", "csv"]),
+        help="The split files' format.")] = "parquet",
+    stratify: Annotated[str, typer.Option(
+        metavar="COLUMN", help="Keep this column's mix the same in every split; 'none' for "
+        "no stratifying.")] = "grade",
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing.")] = False,
+) -> None:
+    """Split the run's rows into files (train/val/test), whole equivalence classes to a
+    split, so that no puzzle of one split is a disguised puzzle of another."""
+    from pipeline.tools import datasets
+
+    raise typer.Exit(datasets.split_main(folder, fractions, output, names, seed, format,
+                                         None if stratify == "none" else stratify, quiet))
+
+
+@app.command()
+def augment(
+    folder: Annotated[str, typer.Argument(metavar="DIR", help="A finished run.")],
+    copies: Annotated[int, typer.Option("--copies", "-k", metavar="K", min=1, max=1000,
+                                        help="Random equivalents per solved row.")],
+    output: Annotated[str, typer.Option(
+        "--output", "-o", metavar="FILE", help="Where to write: .csv, .csv.gz or .parquet.")],
+    seed: Annotated[int, typer.Option(metavar="N", min=0,
+                                      help="The same seed gives the same file.")] = 0,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing.")] = False,
+) -> None:
+    """For each solved row, K random equivalent puzzles with their solutions transformed
+    the same way, each pair checked by the independent checker."""
+    from pipeline.tools import datasets
+
+    raise typer.Exit(datasets.augment_main(folder, copies, seed, output, quiet))
+
+
+def main() -> None:
+    """Entry point: one line on stderr and an exit code for every failure, no traceback."""
+    from pipeline.errors import Interrupted, Stopped
+
+    # A log line that cannot be written (a full disk) is not worth a traceback: the run
+    # says what is wrong when its own writes fail.
+    logging.raiseExceptions = False
+    try:
+        code = app(standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except click.exceptions.NoArgsIsHelpError as exc:  # bare `pipeline`: help on stdout
+        typer.echo(exc.format_message())
+        typer.echo("pipeline: error: no command given", err=True)
+        code = 2
+    except click.UsageError as exc:
+        hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
+        typer.echo(f"pipeline: error: {exc.format_message()}{hint}", err=True)
+        code = 2
+    except click.ClickException as exc:  # ours (pipeline.errors) and click's own
+        exc.show()
+        code = exc.exit_code
+    except (KeyboardInterrupt, click.exceptions.Abort, Interrupted) as stop:
+        import signal
+
+        Stopped(getattr(stop, "signum", signal.SIGINT)).show()
+    except Exception as exc:  # the last line of defence: one line, no traceback
+        logging.getLogger("pipeline").debug("internal error", exc_info=True)
+        typer.echo(f"pipeline: internal error: {type(exc).__name__}: {exc}", err=True)
+        code = 3
+    sys.exit(code if isinstance(code, int) else 0)

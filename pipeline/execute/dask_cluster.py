@@ -1,0 +1,390 @@
+"""The Dask executor: the same tasks as the local pool, run on a Dask cluster.
+
+`--executor dask --scheduler tcp://HOST:PORT` (or DASK_SCHEDULER_ADDRESS, or `scheduler` in
+the config file) connects to an existing cluster; `--executor dask` with no address starts
+a local one on 127.0.0.1 (worker processes, one thread each, `workers` of them, no
+dashboard). To the rest of the pipeline it is just another `executors.Executor`; a command
+runs it in a process of its own (dask_client.py).
+
+Where the data goes
+-------------------
+Nowhere near the client. A task is a description of a range (input URL, byte bounds,
+first row, expected hash: a few hundred bytes); the worker reads those bytes from the
+input itself, writes its part into the output folder itself (fixed name, temporary file
+and rename, or one PUT on an object store) and returns a few figures. So the inputs and
+the output folder must be where every worker sees them under the same name: a shared file
+system (NFS) or an object store. Local paths are made absolute by the client, so workers
+started from another folder find them. A task Dask runs twice (after a worker died) writes
+the same part twice, whole each time: harmless.
+
+Dask clusters that require TLS work through Dask's own security configuration
+(`distributed.comm.tls.*` in the Dask config, or DASK_DISTRIBUTED__COMM__TLS__* variables)
+with a `tls://` scheduler address.
+
+Other details
+-------------
+* Tasks are submitted with `pure=False` and a key unique to the run and the attempt
+  (`pipeline-<run token>-<n>`), so a retry is never mistaken for a cached result and two
+  runs sharing a cluster never share keys.
+* Dask's `KilledWorker` (Dask gave up on a task because workers kept dying under it, after
+  the scheduler's `allowed-failures`) and a task cancelled under us become
+  `errors.WorkerLost`, so `schedule` goes straight to hunting the row to blame (Dask has
+  retried already: `retries = 0`); any other exception a task raises comes back as
+  itself. A local cluster this executor starts allows one failure per task, so a row that
+  kills its worker is found after fewer deaths.
+* Losing the scheduler itself is not a task's fault: it ends the run with RunFailed
+  (exit 3); the parts written so far stay, and the same command resumes.
+* A worker plugin loads every compiled step of a task (`worker.warm_up()`) and calibrates
+  the cycle counter once per worker process, when the worker joins (including one
+  restarted by its nanny after a crash). A task takes that step first if the plugin has
+  not finished yet, outside its own timings; the load time is logged per worker.
+* Records of the `pipeline.*` loggers emitted by this run's tasks on the workers are sent
+  to the client through a per-run Dask event topic and handled by the client's loggers,
+  so they land in DIR/logs/run.jsonl (with the worker's pid) like the local pool's do.
+  `Client.forward_logging` (present in distributed 2026.8) works the same way but with
+  one topic per logger name for every client of the cluster, so two runs sharing a
+  cluster would file each other's records; the per-run topic and a filter on the task
+  key avoid that. On a local cluster, Dask's own "Compute Failed" report of a task's
+  exception is dropped on the worker: `schedule` already logs it once, in the client.
+* `close()` shuts down a local cluster this executor started; on an external cluster it
+  removes this run's plugin and closes only the client, leaving the cluster running.
+* On an external cluster the number of tasks kept in flight follows the cluster's thread
+  count when the run starts (`workers`); workers added later are used, but do not raise it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures as cf
+import itertools
+import logging
+import os
+import threading
+import time
+import uuid
+from collections.abc import Iterable
+
+from distributed.diagnostics.plugin import WorkerPlugin
+
+from pipeline.errors import RunFailed, UsageError, WorkerLost
+from pipeline.execute.local import Executor, record_attributes
+
+log = logging.getLogger("pipeline.dask_executor")
+
+CONNECT_TIMEOUT = 10.0  # seconds to reach an external scheduler
+WORKER_TIMEOUT = 120.0  # seconds to wait for a first worker (or a local cluster's workers)
+NO_WORKER_WARNING = 60.0  # seconds without progress and without workers before a warning
+LOGGER = "pipeline"  # the logger tree forwarded from the workers
+
+# ------------------------------------------------------------------------------------------
+# Worker side
+# ------------------------------------------------------------------------------------------
+
+_warm_lock = threading.Lock()
+_warm: list[float] = []  # seconds the warm-up took, once it is done in this process
+
+
+def _ensure_warm() -> float | None:
+    """Load the kernel and calibrate the clock once per process; seconds taken, or None."""
+    if _warm:
+        return None
+    with _warm_lock:
+        if _warm:
+            return None
+        from pipeline.job import worker
+
+        started = time.perf_counter()
+        worker.warm_up()
+        _warm.append(time.perf_counter() - started)
+        return _warm[0]
+
+
+def run_on_worker(task):
+    """What a Dask worker runs for one task: warm up if need be (not timed), then run it."""
+    from pipeline.job import worker
+
+    seconds = _ensure_warm()
+    if seconds is not None:
+        log.info("worker pid %d: kernel loaded in %.2f s (in its first task)", os.getpid(),
+                 seconds)
+    return worker.execute(task)
+
+
+class _ForwardRunRecords(logging.Handler):
+    """On a worker: send records emitted by one run's tasks to that run's event topic."""
+
+    def __init__(self, worker, topic: str, key_prefix: str):
+        super().__init__(logging.NOTSET)
+        self.worker = worker
+        self.topic = topic
+        self.key_prefix = key_prefix
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            key = self.worker.get_current_task()
+        except Exception:  # not in a task thread
+            return
+        if not (isinstance(key, str) and key.startswith(self.key_prefix)):
+            return
+        try:
+            attrs = record_attributes(record)
+            attrs["worker"] = self.worker.address
+            self.worker.log_event(self.topic, attrs)
+        except Exception:
+            self.handleError(record)
+
+
+class _DropTaskFailureReports(logging.Filter):
+    """Drop a worker's "Compute Failed" report of one of our tasks (we log it ourselves)."""
+
+    def __init__(self, key_prefix: str):
+        super().__init__()
+        self.key_prefix = key_prefix
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not str(record.msg).startswith("Compute Failed"):
+            return True
+        try:
+            return self.key_prefix not in record.getMessage()
+        except Exception:
+            return True
+
+
+class _RunPlugin(WorkerPlugin):
+    """Per run, on every worker: warm the kernel up, forward this run's log records."""
+
+    def __init__(self, token: str, level: int, topic: str, local: bool = False):
+        self.token = token
+        self.level = level
+        self.topic = topic
+        self.local = local  # a cluster we started, whose stderr is the user's terminal
+        self._handler: logging.Handler | None = None
+        self._filter: logging.Filter | None = None
+        self._saved: tuple[int, bool] | None = None
+
+    async def setup(self, worker) -> None:
+        logger = logging.getLogger(LOGGER)
+        self._saved = (logger.level, logger.propagate)
+        if logger.level == logging.NOTSET or logger.level > self.level:
+            logger.setLevel(self.level)
+        # The client prints and files these records; the worker's own stderr need not.
+        logger.propagate = False
+        self._handler = _ForwardRunRecords(worker, self.topic, f"pipeline-{self.token}-")
+        logger.addHandler(self._handler)
+        if self.local:  # a task's exception is reported by `schedule`, once, in the client
+            self._filter = _DropTaskFailureReports(f"pipeline-{self.token}-")
+            logging.getLogger("distributed.worker").addFilter(self._filter)
+        loop = asyncio.get_running_loop()
+        try:
+            seconds = await loop.run_in_executor(None, _ensure_warm)
+        except Exception as exc:  # the first task will raise it again, as itself
+            self._emit(worker, logging.ERROR, "worker %s: kernel warm-up failed: %r",
+                       worker.address, exc)
+            return
+        if seconds is not None:
+            self._emit(worker, logging.INFO, "worker %s (pid %d): kernel loaded in %.2f s",
+                       worker.address, os.getpid(), seconds)
+
+    def _emit(self, worker, level: int, msg: str, *args) -> None:
+        if level < self.level:
+            return
+        record = log.makeRecord(log.name, level, __file__, 0, msg, args, None)
+        attrs = record_attributes(record)
+        attrs["worker"] = worker.address
+        worker.log_event(self.topic, attrs)
+
+    def teardown(self, worker) -> None:
+        logger = logging.getLogger(LOGGER)
+        if self._handler is not None:
+            logger.removeHandler(self._handler)
+            self._handler = None
+        if self._filter is not None:
+            logging.getLogger("distributed.worker").removeFilter(self._filter)
+            self._filter = None
+        if self._saved is not None and not any(
+                isinstance(h, _ForwardRunRecords) for h in logger.handlers):
+            logger.setLevel(self._saved[0])
+            logger.propagate = self._saved[1]
+
+
+# ------------------------------------------------------------------------------------------
+# Client side
+# ------------------------------------------------------------------------------------------
+
+
+def _check_address(address: str) -> None:
+    """A usage error for an address Dask cannot use (before a Client half-starts on it)."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+    from distributed.comm.registry import get_backend
+
+    try:
+        scheme, location = parse_address(address)
+        get_backend(scheme)
+        if scheme in ("tcp", "tls", "ws", "wss"):
+            parse_host_port(location)
+    except ValueError as exc:
+        raise UsageError(f"--scheduler {address!r}: {exc}") from None
+
+
+class DaskExecutor(Executor):
+    """Tasks run on a Dask cluster: an existing one at `address`, or a local one."""
+
+    name = "dask"
+    retries = 0  # Dask has retried a task on other workers before it says it is lost
+    batches = True
+
+    def __init__(self, address: str | None, workers: int, level: int | str = logging.INFO):
+        import dask
+        from distributed import Client, LocalCluster
+
+        self.token = uuid.uuid4().hex[:12]
+        self.address = address
+        self.workers = max(1, workers)
+        self._topic = f"pipeline-log-{self.token}"
+        self._plugin = f"pipeline-run-{self.token}"
+        self._keys = itertools.count()
+        self._open: dict[str, object] = {}  # key -> future whose result was not taken yet
+        self._cluster = None
+        self._client = None
+        self._closed = False
+        # Dask's own INFO chatter (and a local scheduler's) stays out of the run's log.
+        dask_logger = logging.getLogger("distributed")
+        self._dask_level = dask_logger.level
+        dask_logger.setLevel(max(logging.WARNING, dask_logger.level))
+        if address:
+            _check_address(address)
+        try:
+            if address:
+                self._client = Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+            else:
+                # One failure per task: a row that kills its worker is found sooner.
+                with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+                    self._cluster = LocalCluster(
+                        n_workers=self.workers, threads_per_worker=1, processes=True,
+                        host="127.0.0.1", scheduler_port=0, dashboard_address=None,
+                        # no dashboard; the scheduler's small HTTP endpoint on a free port
+                        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+                        silence_logs=logging.WARNING)
+                self._client = Client(self._cluster, set_as_default=False)
+        except ValueError as exc:  # an address Dask cannot parse
+            self.close()
+            raise UsageError(f"--scheduler {address!r}: {exc}") from None
+        except (OSError, TimeoutError) as exc:
+            self.close()
+            where = f"the Dask scheduler at {address}" if address else "a local Dask cluster"
+            raise RunFailed(f"cannot reach {where}: {exc}") from None
+        self._client.subscribe_topic(self._topic, self._on_record)
+        level = logging.getLevelName(level) if isinstance(level, str) else level
+        # Registering waits for every current worker to run setup (the kernel's warm-up).
+        self._client.register_plugin(
+            _RunPlugin(self.token, level, self._topic, local=self._cluster is not None),
+            name=self._plugin)
+        where = address or self._cluster.scheduler_address
+        log.info("dask: %s cluster at %s, %d worker(s)",
+                 "external" if address else "local", where, len(self._client.nthreads()))
+        self._ready = False
+
+    # The interface ----------------------------------------------------------------------
+
+    def ready(self) -> None:
+        """Wait for workers: all of a local cluster's, at least one of an external one."""
+        if self._ready:
+            return
+        wanted = 1 if self.address else self.workers
+        try:
+            self._client.wait_for_workers(wanted, timeout=WORKER_TIMEOUT)
+        except TimeoutError:
+            raise RunFailed(f"the Dask scheduler at {self.address or 'localhost'} has no "
+                            f"workers after {WORKER_TIMEOUT:.0f} s") from None
+        if self.address:
+            self.workers = max(1, sum(self._client.nthreads().values()))
+        self._ready = True
+
+    def submit(self, task):
+        self.ready()
+        key = f"pipeline-{self.token}-{next(self._keys)}"
+        future = self._client.submit(run_on_worker, task, key=key, pure=False)
+        self._open[key] = future
+        return future
+
+    def wait(self, futures: Iterable, timeout: float | None = None) -> set:
+        from distributed import wait
+
+        futures = list(futures)
+        if not futures:
+            return set()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            step = NO_WORKER_WARNING
+            if deadline is not None:
+                step = min(step, max(0.0, deadline - time.monotonic()))
+            try:
+                with self._client.as_current():  # our client, not the process's default
+                    done, _ = wait(futures, timeout=step, return_when="FIRST_COMPLETED")
+                return set(done)
+            except TimeoutError:
+                pass
+            except cf.CancelledError:
+                self._check_connected()
+                return {f for f in futures if f.done()}
+            if deadline is not None and time.monotonic() >= deadline:
+                return {f for f in futures if f.done()}
+            self.check(len(futures))
+
+    def check(self, waiting: int) -> None:
+        """RunFailed once the scheduler is lost; a warning while `waiting` tasks (if any)
+        have no worker to run on."""
+        self._check_connected()
+        if waiting and not self._client.nthreads():
+            log.warning("dask: no workers on the cluster; %d task(s) waiting", waiting)
+
+    def result(self, future):
+        from distributed import KilledWorker
+
+        self._open.pop(future.key, None)
+        try:
+            return future.result()
+        except KilledWorker as exc:
+            raise WorkerLost(f"Dask gave up on the task, its workers died ({exc})") from None
+        except cf.CancelledError as exc:  # distributed's FutureCancelledError
+            self._check_connected()
+            raise WorkerLost(f"the task was cancelled by Dask ({exc})") from None
+
+    def _check_connected(self) -> None:
+        """RunFailed (exit 3, resumable) once the client has lost its scheduler."""
+        if self._client.status != "running":
+            where = self.address or "the local cluster"
+            raise RunFailed(f"lost the connection to the Dask scheduler at {where} "
+                            f"({self._client.status}); run the same command again to resume")
+
+    def close(self, cancel: bool = False) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        client, cluster = self._client, self._cluster
+        try:
+            if client is not None and client.status == "running":
+                try:
+                    if self._open:
+                        client.cancel(list(self._open.values()))
+                    self._open.clear()
+                    if cluster is None:  # leave an external cluster's workers as we found them
+                        client.unregister_worker_plugin(self._plugin)
+                    client.unsubscribe_topic(self._topic)
+                except Exception as exc:  # the cluster may be gone already
+                    log.debug("dask: cleanup before closing the client failed: %r", exc)
+            if client is not None:
+                client.close(timeout=10)
+        finally:
+            if cluster is not None:
+                cluster.close()
+            logging.getLogger("distributed").setLevel(self._dask_level)
+
+    # Log records from the workers ---------------------------------------------------------
+
+    def _on_record(self, event) -> None:
+        _, attrs = event
+        record = logging.makeLogRecord(attrs)
+        logger = logging.getLogger(record.name)
+        if logger.isEnabledFor(record.levelno):
+            logger.handle(record)

@@ -1,0 +1,210 @@
+"""Parquet inputs: the layout from the schema, ranges from row groups, rows read by row group.
+
+Many published puzzle sets are Parquet. The puzzle column is found as in a CSV (by name,
+else the first string column holding puzzles in the first row group); the others are
+carried as strings. A range is a run of whole row groups (about `chunk_size` rows), its
+bytes the span of their column chunks: the planner hashes that span, and a worker reads
+it once, checks its hash, and decodes its row groups from those very bytes (the footer is
+read from the file). Memory holds one range at a time, whatever the file's size.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+
+import numpy as np
+
+from pipeline.errors import InputChanged, InputError
+from pipeline.io import records
+from pipeline.io.shape import PUZZLE_NAMES, SOLUTION_NAMES, Layout, looks_like_puzzle, unique_name
+from pipeline.io.storage import Location
+
+MAGIC = b"PAR1"
+
+
+def _file(loc: Location):
+    import pyarrow.parquet as pq
+
+    source = loc.path if loc.local else loc.fs.open(loc.path, "rb")
+    return pq.ParquetFile(source)
+
+
+def detect(loc: Location, name: str, puzzle_column: str | None, solution_column: str | None,
+           reserved: tuple[str, ...]) -> Layout:
+    """The layout of a Parquet file, from its schema (and its first row group, when the
+    puzzle column has to be found by its content)."""
+    try:
+        f = _file(loc)
+    except Exception as exc:  # pyarrow says "not Parquet" in many ways
+        raise InputError(f"{name}: not a readable Parquet file ({exc})") from None
+    names = list(f.schema_arrow.names)
+    lowered = [n.lower() for n in names]
+
+    def find(wanted: str | None, defaults: tuple[str, ...], what: str) -> int | None:
+        if wanted is not None:
+            for cands in (names, lowered):
+                key = wanted if cands is names else wanted.lower()
+                if key in cands:
+                    return cands.index(key)
+            raise InputError(f"{name}: no {what} column '{wanted}' (columns: {', '.join(names)})")
+        return next((lowered.index(d) for d in defaults if d in lowered), None)
+
+    puzzle = find(puzzle_column, PUZZLE_NAMES, "puzzle")
+    if puzzle is None and f.metadata.num_row_groups:
+        first = f.read_row_group(0).slice(0, 50)
+        puzzle = next((i for i, col in enumerate(first.columns)
+                       if any(looks_like_puzzle(v) for v in _strings(col))), None)
+    if puzzle is None:
+        raise InputError(f"{name}: no puzzle column found (none is named "
+                         f"{'/'.join(PUZZLE_NAMES[:6])} and none holds 81-character "
+                         f"puzzles; columns: {', '.join(names)})")
+    solution = find(solution_column, SOLUTION_NAMES, "solution")
+    if solution == puzzle:
+        solution = None
+    taken: set[str] = set()
+    carried = tuple((i, unique_name(n, taken, set(reserved))) for i, n in enumerate(names)
+                    if i not in (puzzle, solution))
+    return Layout("parquet", n_fields=len(names), puzzle_field=puzzle, solution_field=solution,
+                  header=True, carried=carried, columns=tuple(names))
+
+
+def _strings(col) -> list:
+    import pyarrow as pa
+
+    try:
+        return col.cast(pa.string()).to_pylist()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return []
+
+
+def row_groups(meta) -> list[tuple[int, int, int]]:
+    """(first byte, end byte, rows) of every row group: the span of its column chunks."""
+    out = []
+    for g in range(meta.num_row_groups):
+        rg = meta.row_group(g)
+        starts, ends = [], []
+        for c in range(rg.num_columns):
+            col = rg.column(c)
+            first = col.data_page_offset
+            if col.has_dictionary_page and col.dictionary_page_offset is not None:
+                first = min(first, col.dictionary_page_offset)
+            starts.append(first)
+            ends.append(first + col.total_compressed_size)
+        out.append((min(starts), max(ends), rg.num_rows))
+    return out
+
+
+def spans(loc: Location, chunk_size: int) -> list[tuple[int, int, int]]:
+    """The ranges of a Parquet file: (first byte, end byte, rows) of runs of whole row
+    groups holding about chunk_size rows each."""
+    groups = row_groups(_file(loc).metadata)
+    out: list[list[int]] = []
+    for start, end, rows in groups:
+        if out and out[-1][2] + rows <= chunk_size:
+            out[-1][1] = max(out[-1][1], end)
+            out[-1][2] += rows
+        else:
+            out.append([start, end, rows])
+    return [tuple(s) for s in out]
+
+
+def span_digest(loc: Location, start: int, end: int) -> str:
+    """The hash of a range's bytes (a planning task)."""
+    h = records.hasher()
+    with loc.span(start, end) as read:
+        while block := read(8 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
+class _Overlay(io.RawIOBase):
+    """The file as pyarrow sees it: the range's bytes from memory, the rest (the footer)
+    from the file itself."""
+
+    def __init__(self, loc: Location, start: int, data: bytes, size: int):
+        self._loc, self._start, self._data, self._size = loc, start, data, size
+        self._pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self._pos = {0: offset, 1: self._pos + offset, 2: self._size + offset}[whence]
+        return self._pos
+
+    def tell(self) -> int:
+        return self._pos
+
+    def readinto(self, b) -> int:
+        n = min(len(b), max(0, self._size - self._pos))
+        lo, hi = self._start, self._start + len(self._data)
+        if lo <= self._pos and self._pos + n <= hi:
+            chunk = self._data[self._pos - lo: self._pos - lo + n]
+        else:
+            chunk = self._loc.read_at(self._pos, n)
+        b[: len(chunk)] = chunk
+        self._pos += len(chunk)
+        return len(chunk)
+
+
+def read_rows(loc: Location, start: int, end: int, layout: Layout, digest: str, source: str):
+    """The rows of a range (reader.Rows), from bytes whose hash is checked first."""
+    import pyarrow.parquet as pq
+
+    with loc.span(start, end) as read:
+        data = b"".join(iter(lambda: read(8 << 20), b""))
+    if records.hasher(data).hexdigest() != digest:
+        raise InputChanged(f"{source} changed while the run read it (bytes {start:,}.."
+                           f"{end:,} are not what was planned); run again to start over")
+    f = pq.ParquetFile(_Overlay(loc, start, data, loc.size()))
+    groups = [g for g, (s, _, _) in enumerate(row_groups(f.metadata)) if start <= s < end]
+    return _rows(f.read_row_groups(groups, columns=list(layout.columns)), layout)
+
+
+def iter_whole(loc: Location, layout: Layout) -> Iterator:
+    """Every row of a Parquet file, one row group at a time (reader.Rows)."""
+    f = _file(loc)
+    for g in range(f.metadata.num_row_groups):
+        yield _rows(f.read_row_group(g, columns=list(layout.columns)), layout)
+
+
+def _rows(table, layout: Layout):
+    import pyarrow as pa
+
+    from pipeline.io.reader import Rows
+
+    def text(i: int):
+        col = table.column(i).combine_chunks()
+        return col if col.type == pa.string() else col.cast(pa.string())
+
+    cols = {"puzzle": text(layout.puzzle_field)}
+    for i, name in layout.carried:
+        cols[name] = text(i)
+    if layout.solution_field is not None:
+        cols["expected_solution"] = text(layout.solution_field)
+    reasons = {int(i): "missing puzzle field"
+               for i in np.flatnonzero(~np.asarray(cols["puzzle"].is_valid()))}
+    return Rows(table.num_rows, cols, reasons)
+
+
+def copy_rows(src: Location, dest: Location, rows: int) -> int:
+    """A Parquet file of the first `rows` rows of another (`run --limit`); its size."""
+    import pyarrow.parquet as pq
+
+    f = _file(src)
+    tables, got = [], 0
+    for g in range(f.metadata.num_row_groups):
+        if got >= rows:
+            break
+        t = f.read_row_group(g)
+        tables.append(t.slice(0, rows - got))
+        got += min(t.num_rows, rows - got)
+    import pyarrow as pa
+
+    table = pa.concat_tables(tables) if tables else f.schema_arrow.empty_table()
+    dest.write_atomic(lambda out: pq.write_table(table, out))
+    return dest.size()

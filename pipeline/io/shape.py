@@ -1,0 +1,246 @@
+"""An input's shape, decided from its first bytes: CSV, a puzzle a line, or fixed-width records.
+
+| shape  | example                               | the puzzle is                                  |
+|--------|---------------------------------------|------------------------------------------------|
+| csv    | Kaggle `quizzes,solutions`; Radcliffe | the column named like a puzzle, else the first |
+|        | `id,puzzle,solution,...`; headerless  | column holding puzzles                         |
+| text   | tdoku sets, top95.txt, sudoku17.txt   | the record                                     |
+| fixed  | sudoku-exchange `hash puzzle rating`  | the whitespace-separated token of 81 characters|
+
+What comes before the first row is the preamble (`data_start`): a UTF-8 BOM, blank and `#`
+lines, a CSV header, a text file's count or title line. A first CSV record is a header only
+when it reads as column names (no field of digits, every field a word) and a known name is
+among them or the records after it hold puzzles where it holds a name; so a bad first
+record of a headerless file stays a row.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from pipeline.errors import InputError
+from pipeline.io import records
+
+SNIFF_BYTES = 64 << 10  # how much of a file decides its shape
+PUZZLE_NAMES = ("puzzle", "puzzles", "quizzes", "quiz", "grid", "board", "sudoku")
+SOLUTION_NAMES = ("solution", "solutions")
+BOM = b"\xef\xbb\xbf"
+
+_PUZZLE_RE = re.compile(r"^[0-9.]{81}$")
+_COUNT_RE = re.compile(r"^\d{1,9}$")
+_NAME_RE = re.compile(r"^[A-Za-z_][\w .()/#-]{0,63}$")
+_SAMPLE = 50  # records looked at
+
+
+def looks_like_puzzle(text: str | None) -> bool:
+    """True for 81 characters of digits and dots (surrounding whitespace aside)."""
+    return text is not None and bool(_PUZZLE_RE.match(text.strip()))
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the rows and their fields are in a file."""
+
+    kind: str  # "csv", "text" or "fixed"
+    n_fields: int = 1  # fields (csv) or tokens (fixed) per record
+    puzzle_field: int = 0
+    solution_field: int | None = None
+    header: bool = False  # csv: the first record names the columns
+    carried: tuple[tuple[int, str], ...] = ()  # other csv fields kept: (index, column name)
+    columns: tuple[str, ...] = ()  # csv: every column name (header or column_N)
+    start: int = 0  # where records start (after a BOM)
+    data_start: int = 0  # where the first row may start (after the preamble)
+    quoted: bool = False  # csv: quotes seen in the first bytes
+    guessed: bool = False  # csv: a header by its shape alone (the run says so in its log)
+
+    def rules(self) -> records.Rules:
+        """How records are told apart in this file."""
+        return records.Rules(quotes=self.kind == "csv", comments=self.kind != "csv",
+                             data_start=self.data_start)
+
+    def describe(self) -> dict:
+        return {
+            "kind": self.kind, "n_fields": self.n_fields, "puzzle_field": self.puzzle_field,
+            "solution_field": self.solution_field, "header": self.header,
+            "columns": list(self.columns), "carried": [name for _, name in self.carried],
+            "data_start": self.data_start,
+        }
+
+
+def detect(head: bytes, name: str, at_end: bool, puzzle_column: str | None = None,
+           solution_column: str | None = None, reserved: tuple[str, ...] = ()) -> Layout:
+    """Decide a file's layout from its first bytes; InputError when it is unusable.
+
+    `at_end`: the head is the whole file. `reserved`: our own column names, which a carried
+    input column must not take.
+    """
+    if b"\x00" in head:
+        at = head.index(b"\x00")
+        raise InputError(f"{name}: not a text file (NUL byte at offset {at})")
+    start = len(BOM) if head.startswith(BOM) else 0
+    text_bytes = head[start:]
+    decoded = text_bytes.decode("utf-8", "replace")
+    if text_bytes and decoded.count("\ufffd") * 2 > len(text_bytes):
+        raise InputError(f"{name}: not a text file (most of its first bytes are not UTF-8)")
+    plain = _records(head, start, at_end, quotes=False)
+    content = [(s, t) for s, t in plain if t is not None and t.strip()]
+    # '#' lines are comments before a CSV's header and anywhere in a text file: not votes.
+    sample = [t for _, t in content if not t.lstrip().startswith("#")][:_SAMPLE]
+    commas = sum("," in t for t in sample)
+    named = bool(sample) and sample[0].strip().strip('"').lower() in PUZZLE_NAMES
+    if puzzle_column is not None or named or (sample and commas * 2 > min(len(sample), _SAMPLE)):
+        return _csv(head, start, at_end, name, puzzle_column, solution_column, reserved)
+    lines = [(s, t) for s, t in content if not t.lstrip().startswith("#")]
+    if not lines:
+        return Layout("text", start=start, data_start=start)
+    first_start, first = lines[0][0], lines[0][1].strip()
+    title = _is_title(first)
+    data_start = start
+    if title:
+        data_start = _next_start(plain, first_start)
+    probe = lines[1][1] if title and len(lines) > 1 else first
+    tokens = probe.split()
+    if len(tokens) > 1:
+        hits = [i for i, t in enumerate(tokens) if looks_like_puzzle(t)]
+        if hits:
+            return Layout("fixed", n_fields=len(tokens), puzzle_field=hits[0], start=start,
+                          data_start=data_start)
+    return Layout("text", start=start, data_start=data_start)
+
+
+def _records(head: bytes, start: int, at_end: bool, quotes: bool) -> list[tuple[int, str]]:
+    """(start offset, text) of the whole records in the head, and (offset, None) last: where
+    the record after them starts."""
+    cap = len(head) // 2 + 2
+    starts = np.empty(cap, np.int64)
+    ends = np.empty(cap, np.int64)
+    kinds = np.empty(cap, np.int8)
+    # The scanner as Python (a few KiB: quick), on bytes: indexing gives ints.
+    n, stop, _ = records.scan(head, start, len(head) + 1, len(head), at_end, quotes, False, 0,
+                              records.MAX_RECORD, starts, ends, kinds)
+    found = [(int(s), head[s:e].decode("utf-8", "replace"))
+             for s, e in zip(starts[:n], ends[:n], strict=True)]
+    return [*found, (int(stop), None)]
+
+
+def _next_start(recs: list[tuple[int, str | None]], after: int) -> int:
+    """The start of the record after the one starting at `after`."""
+    return next(s for s, _ in recs if s > after)
+
+
+def _is_title(line: str) -> bool:
+    """A leading count line ('95') or a line of words, not a puzzle."""
+    if _COUNT_RE.match(line):
+        return True
+    tokens = line.split()
+    return (len(tokens) >= 2 and not any(looks_like_puzzle(t) for t in tokens)
+            and any(any(ch.isalpha() for ch in t) for t in tokens))
+
+
+def _digits_only(text: str) -> bool:
+    t = text.strip()
+    return len(t) >= 17 and all(ch in "0123456789." for ch in t)
+
+
+def _is_header(first: list[str], data: list[list[str]]) -> tuple[bool, bool]:
+    """Whether the first record names the columns (see the module's docstring), and whether
+    that was decided by shape alone (no known column name in it)."""
+    if any(looks_like_puzzle(f) or _digits_only(f) for f in first):
+        return False, False
+    names = [f.strip() for f in first]
+    if not all(_NAME_RE.match(n) for n in names if n):
+        return False, False
+    lowered = {n.lower() for n in names}
+    if lowered & set(PUZZLE_NAMES + SOLUTION_NAMES):
+        return True, False
+    if not data:
+        return True, True  # a lone record of names: a header with no rows under it
+    by_shape = any(i < len(r) and looks_like_puzzle(r[i]) and not looks_like_puzzle(names[i])
+                   for r in data for i in range(len(names)))
+    return by_shape, by_shape
+
+
+def _csv(head: bytes, start: int, at_end: bool, name: str, puzzle_column: str | None,
+         solution_column: str | None, reserved: tuple[str, ...]) -> Layout:
+    recs = _records(head, start, at_end, quotes=True)
+    content = [(s, t) for s, t in recs
+               if t is not None and t.strip() and not t.lstrip().startswith("#")]
+    quoted = b'"' in head
+    if not content:
+        if puzzle_column is not None:
+            raise InputError(f"{name}: empty, no column '{puzzle_column}'")
+        return Layout("csv", columns=("puzzle",), start=start, data_start=start,
+                      quoted=quoted)
+    parsed = []
+    for _, t in content[:_SAMPLE]:
+        try:
+            parsed.append(next(csv.reader([t])))
+        except (csv.Error, StopIteration):
+            parsed.append(t.split(","))
+    first = parsed[0]
+    header, guessed = _is_header(first, parsed[1:])
+    first_start = content[0][0]
+    if header:
+        names = [f.strip() for f in first]
+        data = parsed[1:]
+        data_start = _next_start(recs, first_start)
+    else:
+        names = [f"column_{i + 1}" for i in range(len(first))]
+        data = parsed
+        data_start = first_start  # leading blank and '#' lines are the preamble
+    lowered = [n.lower() for n in names]
+
+    def find(wanted: str | None, defaults: tuple[str, ...], what: str) -> int | None:
+        if wanted is not None:
+            if wanted in names:
+                return names.index(wanted)
+            if wanted.lower() in lowered:
+                return lowered.index(wanted.lower())
+            raise InputError(f"{name}: no {what} column '{wanted}' (columns: {', '.join(names)})")
+        for d in defaults:
+            if d in lowered:
+                return lowered.index(d)
+        return None
+
+    puzzle = find(puzzle_column, PUZZLE_NAMES, "puzzle")
+    if puzzle is None:
+        puzzle = next((i for i in range(len(names))
+                       if any(i < len(r) and looks_like_puzzle(r[i]) for r in data)), None)
+        if puzzle is None and not data:
+            puzzle = 0
+        if puzzle is None:
+            raise InputError(
+                f"{name}: no puzzle column found (none is named {'/'.join(PUZZLE_NAMES[:6])} "
+                f"and none holds 81-character puzzles; columns: {', '.join(names)})")
+    solution = find(solution_column, SOLUTION_NAMES, "solution")
+    if solution is None and not header:
+        solution = next((i for i in range(len(names)) if i != puzzle and data
+                         and all(i < len(r) and looks_like_puzzle(r[i]) and "0" not in r[i]
+                                 and "." not in r[i] for r in data[:5])), None)
+    if solution == puzzle:
+        solution = None
+    taken: set[str] = set()
+    carried = []
+    for i, n in enumerate(names):
+        if i in (puzzle, solution):
+            continue
+        carried.append((i, unique_name(n or f"column_{i + 1}", taken, set(reserved))))
+    return Layout("csv", n_fields=len(names), puzzle_field=puzzle, solution_field=solution,
+                  header=header, carried=tuple(carried), columns=tuple(names), start=start,
+                  data_start=data_start, quoted=quoted, guessed=guessed)
+
+
+def unique_name(name: str, taken: set[str], reserved: frozenset[str] | set[str] = frozenset()
+                ) -> str:
+    """A column name no other column has: input_<name> for one of ours, then _2, _3, ..."""
+    base = f"input_{name}" if name in reserved else name
+    out, k = base, 2
+    while out in taken or out in reserved:
+        out = f"{base}_{k}"
+        k += 1
+    taken.add(out)
+    return out

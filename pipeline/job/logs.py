@@ -1,0 +1,145 @@
+"""Logging for a run: one place for the records of the parent and of every worker.
+
+Records go to DIR/logs/run.jsonl (one JSON object a line) and warnings to stderr. Workers
+send theirs to the parent: the local pool's through each worker's own pipe (forkserver
+workers cannot use multiprocessing-logging, which needs fork), Dask workers' through a
+per-run event topic. On an object store the file is written when the run ends.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import tempfile
+import time
+
+from pipeline.io.storage import scrub
+
+
+class JsonLines(logging.Formatter):
+    """One JSON object per record: time, level, run id, chunk, pid, message."""
+
+    def __init__(self, run_id: str):
+        super().__init__()
+        self.run_id = run_id
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+            + f".{int(record.msecs):03d}Z",
+            "level": record.levelname,
+            "run_id": self.run_id,
+            "part": getattr(record, "part", None),
+            "pid": record.process,
+            "logger": record.name,
+            "message": scrub(record.getMessage()),
+        }
+        if record.exc_info:
+            entry["exc"] = scrub(self.formatException(record.exc_info))
+        return json.dumps(entry)
+
+
+class _Console(logging.Formatter):
+    """Warnings on stderr, with the secrets of URLs removed."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return scrub(super().format(record))
+
+
+_REMOTE: list = []  # (local temporary file, its location in the store) while a run logs
+
+
+class _Held(logging.Handler):
+    """Records kept while the run cannot write its log yet (it does not know yet whether
+    the folder is its own), handed to the log file once it can."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.NOTSET)
+        self._pipeline = True
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+def hold(level: str = "INFO", quiet: bool = False) -> None:
+    """Before the run folder is known to be ours: warnings to stderr, records kept."""
+    teardown()
+    root = logging.getLogger()
+    root.setLevel(level)
+    root.addHandler(_Held())
+    if not quiet:
+        root.addHandler(_console())
+
+
+def _console() -> logging.Handler:
+    console = logging.StreamHandler(sys.stderr)
+    console.setLevel(logging.WARNING)
+    console.setFormatter(_Console("%(levelname)s %(message)s"))
+    console._pipeline = True
+    return console
+
+
+def setup(run_folder, run_id: str, level: str = "INFO", quiet: bool = False) -> None:
+    """Send records to DIR/logs/run.jsonl and warnings to stderr, from every process."""
+    from pipeline.io import runfolder as folder
+
+    root = logging.getLogger()
+    held = [r for h in root.handlers if isinstance(h, _Held) for r in h.records]
+    teardown()
+    root.setLevel(level)
+    if run_folder is not None:
+        logs_dir = run_folder.child(folder.LOGS)
+        target = logs_dir.child(folder.LOG_FILE)
+        if target.local:
+            logs_dir.makedirs()
+            path = target.path
+        else:
+            fd, path = tempfile.mkstemp(prefix="pipeline-log-", suffix=".jsonl")
+            os.close(fd)
+            _REMOTE.append((path, target))
+        try:
+            file_handler = logging.FileHandler(path, encoding="utf-8")
+        except OSError as exc:
+            from pipeline.errors import RunFailed
+            from pipeline.io.storage import why
+
+            raise RunFailed(f"cannot write {target.shown}: {why(exc)}") from None
+        file_handler.setFormatter(JsonLines(run_id))
+        file_handler.setLevel(level)
+        file_handler._pipeline = True
+        for record in held:
+            if record.levelno >= file_handler.level:
+                file_handler.handle(record)
+        root.addHandler(file_handler)
+    if not quiet:
+        root.addHandler(_console())
+
+
+def teardown() -> None:
+    """Flush and remove the handlers `setup` installed (and upload a store's log file)."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if getattr(handler, "_pipeline", False):
+            root.removeHandler(handler)
+            try:
+                handler.close()
+            except OSError:
+                pass  # a log that cannot be flushed (a full disk) must not hide why we stop
+    while _REMOTE:
+        path, target = _REMOTE.pop()
+        try:
+            with open(path, "rb") as f:
+                lines = f.read()
+            earlier = target.read_bytes() if target.exists() else b""
+            target.write_atomic(earlier + lines)
+        except Exception as exc:  # the run's outcome matters more than its log
+            print(f"pipeline: warning: could not write {target.shown}: {exc}", file=sys.stderr)
+        finally:
+            os.unlink(path)
+
+
+def new_run_id() -> str:
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + f"-{os.getpid()}"

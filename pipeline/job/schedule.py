@@ -1,0 +1,216 @@
+"""Keeping workers busy, and what to do when a task fails.
+
+`run_all` runs a batch of planning or copying tasks, all needed: a lost worker is retried,
+anything else ends the run. `solve_all` keeps a bounded number of Solve tasks in flight and
+hands each finished part's figures to a callback. When a Solve fails (its worker died, or
+the engine raised), it is retried `executor.retries` times; then the rows to blame are
+hunted down with probes (the range's rows in halves, solved without writing, halving again
+where the failure is) until each culprit is a single row, and the part is written with
+those rows as `error`. Failures that no retry can mend (an input that changed, a write the
+store refused) end the run at once.
+
+On an executor whose round trip is dear (Dask: some 10 ms of CPU across client, scheduler
+and worker) consecutive ranges go several to a task, fewer as the end nears, one each at
+the end (guided self-scheduling: the 41 ranges of a 2M-row file go in 14 tasks on 2
+workers). A Batch that fails is tried again range by range, so all of the above holds.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from pipeline.errors import InputError, RunFailed, WorkerLost
+from pipeline.execute.local import Executor
+from pipeline.job.tasks import Batch, Figures, Solve
+
+log = logging.getLogger("pipeline.schedule")
+
+FATAL = (RunFailed, InputError)
+IN_FLIGHT_PER_WORKER = 2  # tasks handed out per worker: one running, one waiting
+GUIDE = 2  # a Batch takes 1/(GUIDE x workers) of the ranges left ...
+MAX_BATCH = 8  # ... and at most this many (what a lost worker costs, the progress's steps)
+
+
+def _outcome(executor: Executor, fut):
+    """(result, None) or (None, the failure as a line); fatal failures are raised."""
+    try:
+        return executor.result(fut), None
+    except WorkerLost as exc:
+        return None, str(exc)
+    except FATAL as exc:
+        raise RunFailed(str(exc)) from None
+    except Exception as exc:  # the task's own failure: the engine, a bug
+        return None, f"{type(exc).__name__}: {exc}"
+
+
+def run_all(executor: Executor, tasks: list, helper: Callable | None = None) -> list:
+    """The results of every task, in order; a bounded number in flight (a wait looks at
+    every future in flight, and a plan may hold thousands of ranges).
+
+    While no worker is ready (the pool or the Dask client starting up), this process runs
+    `helper` on the waiting tasks, from the last one back: its result, or None for a task
+    it leaves to the workers. It hands the workers none until one of them is ready (or
+    `helper` has declined every task left): a task handed over would wait, and we for it.
+    """
+    results: list = [None] * len(tasks)
+    attempts = [0] * len(tasks)
+    waiting = deque(range(len(tasks)))
+    declined: set[int] = set()
+    in_flight: dict = {}
+    limit = executor.workers * IN_FLIGHT_PER_WORKER
+    while waiting or in_flight:
+        if (helper is not None and waiting and waiting[-1] not in declined
+                and executor.warming()):
+            i = waiting.pop()
+            value = helper(tasks[i])
+            if value is None:
+                declined.add(i)
+                waiting.appendleft(i)  # so the next from the back is another one
+            else:
+                results[i] = value
+            continue
+        while waiting and len(in_flight) < limit:
+            i = waiting.popleft()
+            in_flight[executor.submit(tasks[i])] = i
+        for fut in executor.wait(list(in_flight)):
+            i = in_flight.pop(fut)
+            value, failure = _outcome(executor, fut)
+            if failure is None:
+                results[i] = value
+                continue
+            attempts[i] += 1
+            if attempts[i] > max(executor.retries, 1):
+                raise RunFailed(f"a planning task keeps failing: {failure}")
+            log.warning("planning task failed (%s); retrying", failure)
+            waiting.appendleft(i)
+    return results
+
+
+@dataclass
+class _Hunt:
+    """The search for the rows of one part that make its task fail."""
+
+    task: Solve
+    why: str
+    windows: list[tuple[int, int]] = field(default_factory=list)
+    poisoned: dict[int, str] = field(default_factory=dict)
+    probes: int = 0  # in flight
+    finals: int = 0  # final writes tried
+
+
+def batch_size(executor: Executor, left: int) -> int:
+    """How many of the `left` ranges the next task takes (1 unless `executor.batches`)."""
+    if not executor.batches:
+        return 1
+    return max(1, min(MAX_BATCH, left // (GUIDE * executor.workers)))
+
+
+def solve_all(executor: Executor, tasks: list[Solve], max_in_flight: int,
+              on_done: Callable[[Figures], None]) -> None:
+    """Solve every range; call on_done with each written part's figures."""
+    in_flight: dict = {}  # future -> (task, kind): "solve", "batch", "probe" or "final"
+    attempts: dict[int, int] = {}
+    hunts: dict[int, _Hunt] = {}
+    ready: list[tuple[Solve, str]] = []  # retries, probes and final writes to submit first
+    waiting = deque(tasks)
+
+    def submit(task: Solve | Batch, kind: str) -> None:
+        in_flight[executor.submit(task)] = (task, kind)
+
+    def submit_next() -> None:
+        size = batch_size(executor, len(waiting))
+        if size == 1:
+            submit(waiting.popleft(), "solve")
+        else:
+            submit(Batch(tuple(waiting.popleft() for _ in range(size))), "batch")
+
+    def start_hunt(task: Solve, why: str) -> None:
+        n = task.range.rows
+        log.warning("%s keeps failing (%s); looking for the rows to blame", task, why,
+                    extra={"part": task.range.part})
+        hunt = hunts[task.range.part] = _Hunt(task, why)
+        if n <= 1:
+            hunt.poisoned = {0: f"solver failed: {why}"} if n == 1 else {}
+            finish_hunt(hunt)
+            return
+        hunt.windows = [(0, n // 2), (n // 2, n)]
+        probe_more(hunt)
+
+    def probe_more(hunt: _Hunt) -> None:
+        while hunt.windows:
+            window = hunt.windows.pop()
+            probe = replace(hunt.task, window=window,
+                            poisoned=tuple(sorted(hunt.poisoned.items())))
+            ready.append((probe, "probe"))
+            hunt.probes += 1
+
+    def finish_hunt(hunt: _Hunt) -> None:
+        hunt.finals += 1
+        if hunt.finals > max(executor.retries, 1) + 1:
+            raise RunFailed(f"{hunt.task} keeps failing even without the rows to blame "
+                            f"({hunt.why})")
+        final = replace(hunt.task, poisoned=tuple(sorted(hunt.poisoned.items())))
+        ready.append((final, "final"))
+
+    def failed(task: Solve, kind: str, why: str) -> None:
+        part = task.range.part
+        if kind == "solve":
+            attempts[part] = attempts.get(part, 0) + 1
+            if attempts[part] <= executor.retries:
+                log.warning("%s failed (%s); retrying", task, why, extra={"part": part})
+                ready.append((task, "solve"))
+            else:
+                start_hunt(task, why)
+            return
+        hunt = hunts[part]
+        if kind == "final":
+            hunt.why = why
+            finish_hunt(hunt)
+            return
+        hunt.probes -= 1
+        lo, hi = task.window
+        if hi - lo == 1:
+            row = task.range.first_row + lo
+            log.error("%s row %d: %s; marked error", task.source, row, why,
+                      extra={"part": part})
+            hunt.poisoned[lo] = f"solver failed: {why}"
+        else:
+            mid = (lo + hi) // 2
+            hunt.windows += [(lo, mid), (mid, hi)]
+            probe_more(hunt)
+        if hunt.probes == 0:
+            finish_hunt(hunt)
+
+    while True:
+        while ready and len(in_flight) < max_in_flight + 2:
+            submit(*ready.pop(0))
+        while waiting and len(in_flight) < max_in_flight:
+            submit_next()
+        if not in_flight:
+            if not waiting and not ready:
+                return
+            continue
+        for fut in executor.wait(list(in_flight)):
+            task, kind = in_flight.pop(fut)
+            value, why = _outcome(executor, fut)
+            if kind == "batch":
+                if why is None:
+                    for figures in value:
+                        on_done(figures)
+                else:  # which range failed is for each alone to tell (and to retry)
+                    log.warning("%d ranges from %s failed together (%s); each goes again "
+                                "alone", len(task.tasks), task.tasks[0], why)
+                    ready.extend((t, "solve") for t in task.tasks)
+            elif why is not None:
+                failed(task, kind, why)
+            elif kind == "probe":
+                hunt = hunts[task.range.part]
+                hunt.probes -= 1
+                if hunt.probes == 0:
+                    finish_hunt(hunt)
+            else:
+                hunts.pop(task.range.part, None)
+                on_done(value)

@@ -1,0 +1,116 @@
+"""The settings of `pipeline run`, each declared once.
+
+A setting's default lives here, in `Settings`; its flag, help, environment variable and
+checks live with the command line (cli.py), which lets click layer them:
+
+    built-in default  <  --config FILE (its [run] table)  <  PIPELINE_<NAME>  <  --flag
+
+`configs/*.toml` are example config files; nothing reads them unless given with --config.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from pipeline.errors import UsageError
+from pipeline.sudoku.status import STATUS_NAMES
+
+EXECUTORS = ("local", "dask")
+COMPRESSIONS = ("auto", "zstd", "none")  # of the parts' grid columns (schema.write_options)
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+@dataclass
+class Settings:
+    """Every knob of `pipeline run` (the library's way in, and the command line's)."""
+
+    output: str = "output/{stem}"  # the folder when --output is left out
+    workers: int = 0  # worker processes; 0 = one per core
+    chunk_size: int = 50000  # about this many rows per range (a task, a result part)
+    limit: int = 0  # read only the first N rows of each input; 0 = all
+    first_solution: bool = False  # stop at the first solution (uniqueness not proven)
+    fail_on: list[str] = field(default_factory=list)  # statuses that make the exit code 1
+    puzzle_column: str = ""  # CSV column of the puzzles; empty = found by name or content
+    solution_column: str = ""  # CSV column of the expected solutions; empty = by name
+    timings: bool = True  # measure each puzzle's solve time (solve_us)
+    canonical: bool = False  # add the canonical form and automorphism count
+    compression: str = "auto"  # the grid columns': zstd, none, auto = none unless a URL
+    executor: str = "local"  # local (a process pool) or dask
+    scheduler: str = ""  # a Dask scheduler's address; empty with dask = a local cluster
+    log_level: str = "INFO"  # for DIR/logs/run.jsonl
+
+    def __post_init__(self) -> None:
+        self.log_level = self.log_level.upper()
+        if isinstance(self.fail_on, str):
+            self.fail_on = [s.strip() for s in self.fail_on.split(",") if s.strip()]
+        if self.workers < 0:
+            raise UsageError(f"workers must be 0 (one per core) or more, not {self.workers}")
+        if self.chunk_size < 1:
+            raise UsageError(f"chunk size must be at least 1, not {self.chunk_size}")
+        if self.limit < 0:
+            raise UsageError(f"limit must be 0 (every row) or more, not {self.limit}")
+        bad = [s for s in self.fail_on if s not in STATUS_NAMES]
+        if bad:
+            raise UsageError(f"--fail-on: unknown status {bad[0]!r} "
+                             f"(one of {', '.join(STATUS_NAMES)})")
+        if self.executor not in EXECUTORS:
+            raise UsageError(f"--executor: {self.executor!r} is not one of "
+                             f"{', '.join(EXECUTORS)}")
+        if self.compression not in COMPRESSIONS:
+            raise UsageError(f"--compression: {self.compression!r} is not one of "
+                             f"{', '.join(COMPRESSIONS)}")
+        if self.log_level not in LOG_LEVELS:
+            raise UsageError(f"--log-level: {self.log_level!r} is not one of "
+                             f"{', '.join(LOG_LEVELS)}")
+
+    @property
+    def solution_limit(self) -> int:
+        """Solutions to look for: 2 proves uniqueness, 1 stops at the first."""
+        return 1 if self.first_solution else 2
+
+    def grid_codec(self, local_output: bool) -> str:
+        """The parts' grid columns' codec: `auto` leaves them uncompressed in a local
+        folder (the CPU is what a local run waits for) and compresses them at a URL (an
+        object store's bytes cost time and money)."""
+        if self.compression != "auto":
+            return self.compression
+        return "none" if local_output else "zstd"
+
+    def worker_count(self) -> int:
+        return self.workers if self.workers > 0 else (os.cpu_count() or 1)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+DEFAULTS = Settings()
+NAMES = tuple(f.name for f in fields(Settings))
+
+
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    """The settings of a TOML file (its [run] table, or the whole file); UsageError for a
+    file that cannot be read or a name that is not a setting."""
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except FileNotFoundError:
+        raise UsageError(f"config file {path}: not found") from None
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"config file {path}: {exc}") from None
+    table = data.get("run", data)
+    unknown = sorted(set(table) - set(NAMES))
+    if unknown:
+        raise UsageError(f"config file {path}: unknown setting(s): {', '.join(unknown)}")
+    for name, value in table.items():
+        kind = type(getattr(DEFAULTS, name))
+        ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+        if kind is list:
+            ok = isinstance(value, list | str)
+        if not ok:
+            raise UsageError(f"config file {path}: {name} = {value!r} is not a "
+                             f"{kind.__name__}")
+    return table

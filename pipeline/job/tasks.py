@@ -1,0 +1,87 @@
+"""The messages between the parent and its workers: the tasks, and what a Solve returns.
+
+Small and picklable on purpose: a task describes work (an input's URL, byte bounds, first
+row, expected hash), it never carries rows. The planning tasks live with the plan
+(pipeline.job.plan: Piece, Sweep); what a worker does with any task is pipeline.job.worker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pipeline.io.shape import Layout
+from pipeline.io.storage import Location
+from pipeline.job.plan import Range
+from pipeline.job.tally import Tally
+
+
+@dataclass(frozen=True)
+class Spill:
+    """Copy an input that can be read only once (gzip, http) to `dest`, decompressed; with
+    `rows`, only its first rows (`run --limit`), by `layout`'s rules."""
+
+    source: Location
+    dest: Location
+    gzipped: bool
+    name: str
+    rows: int = 0
+    layout: Layout | None = None
+
+
+@dataclass(frozen=True)
+class Solve:
+    """Solve one range of an input and write its part."""
+
+    range: Range
+    location: Location
+    layout: Layout
+    source: str  # the `source` column's value
+    results: Location  # the run's results/ folder
+    carried: tuple[str, ...]  # the run's carried columns (every part has the same schema)
+    expected: bool  # whether the run's parts have an expected_solution column
+    limit: int
+    timings: bool
+    canonical: bool = False  # add the canonical form and automorphism count
+    compression: str = "zstd"  # the grid columns' codec (schema.write_options)
+    window: tuple[int, int] | None = None  # a probe: solve these rows only, write nothing
+    poisoned: tuple[tuple[int, str], ...] = ()  # (row in range, reason): error, not solved
+
+    def __str__(self) -> str:
+        r = self.range
+        what = f"rows {r.first_row}..{r.first_row + r.rows - 1}" if r.rows else "no rows"
+        if self.window:
+            what = f"rows {r.first_row + self.window[0]}..{r.first_row + self.window[1] - 1}"
+        return f"part {r.part} ({self.source}, {what})"
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Several tasks in one, whose results come back as a list, in order: where a task's
+    round trip costs milliseconds of CPU (through a Dask scheduler), not microseconds."""
+
+    tasks: tuple
+
+
+@dataclass(frozen=True)
+class Classes:
+    """Count the distinct canonical forms of a run's parts, per source and in all."""
+
+    parts: tuple[Location, ...]
+
+
+@dataclass
+class Figures:
+    """What a Solve returns: enough to merge the run's stats, nothing per row."""
+
+    part: int
+    input: int
+    rows: int
+    tally: Tally
+    seconds: float  # the task's wall time in the worker
+    solve_seconds: float  # of which in the engine
+    solve_cpu_seconds: float = 0.0  # the CPU time the engine had in those seconds
+    cpu_seconds: float = 0.0  # the worker's CPU time for the task
+    pid: int = 0
+    host: str = ""
+    cycles_per_us: float | None = None
+    timings: dict[str, float] = field(default_factory=dict)

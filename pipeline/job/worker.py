@@ -1,0 +1,299 @@
+"""A worker's whole job: a task in, its part written, a few figures out.
+
+    Piece, Sweep   planning: find, count and hash the records of a range (pipeline.job.plan)
+    Batch          several tasks in one (on Dask, where a round trip costs more)
+    Spill          copy an input that can be read only once into the run folder
+    Solve          a range -> read -> encode -> solve -> check -> grade -> its part
+
+The same `execute` runs in the local pool's processes and on Dask workers. A Solve reads
+its input and writes its part itself (temporary name, fsync, rename; one PUT on an object
+store) and returns a `Figures`: counts, histograms, seconds. No row goes back.
+
+A Solve with a `window` is a probe: it solves only those rows and writes nothing; the
+scheduler uses probes to find the row that kills a worker. `poisoned` rows are not given
+to the engine at all: they become `error` rows with their reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import logging
+import os
+import signal
+import socket
+import sys
+import time
+
+import numpy as np
+
+from pipeline.errors import InputChanged, InputError, RunFailed
+from pipeline.io import reader, records
+from pipeline.io.storage import Location, why
+from pipeline.job import plan
+from pipeline.job.plan import Range
+from pipeline.job.tally import Tally
+from pipeline.job.tasks import Batch, Classes, Figures, Solve, Spill
+from pipeline.sudoku import grade, grid, solver
+from pipeline.sudoku.status import NULL, Status
+
+log = logging.getLogger("pipeline.worker")
+
+FAULT_ENV = "PIPELINE_FAULT_INJECT"  # test hook: "crash:<puzzle>" or "raise:<puzzle>"
+
+
+def execute(task):
+    """Run any task of the pipeline (this is what every executor calls)."""
+    if isinstance(task, Solve):
+        return solve(task)
+    if isinstance(task, plan.Piece):
+        return _reading(task.location, lambda: plan.scan_piece(task))
+    if isinstance(task, plan.Sweep):
+        return _reading(task.location, lambda: plan.sweep(task))
+    if isinstance(task, plan.Span):
+        return _reading(task.location, lambda: plan.hash_span(task))
+    if isinstance(task, Batch):
+        return [execute(t) for t in task.tasks]
+    if isinstance(task, Spill):
+        return _spill(task)
+    if isinstance(task, Classes):
+        from pipeline.tools import datasets
+
+        return datasets.distinct_classes([p.url for p in task.parts])
+    raise TypeError(f"not a pipeline task: {task!r}")
+
+
+def _reading(loc: Location, fn):
+    try:
+        return fn()
+    except FileNotFoundError:
+        raise InputError(f"{loc.shown}: vanished during the run") from None
+    except OSError as exc:
+        raise InputError(f"{loc.shown}: read failed ({why(exc)})") from None
+
+
+def _spill(task: Spill) -> int:
+    if task.layout is not None and task.layout.kind == "parquet":
+        from pipeline.io import parquet
+
+        return parquet.copy_rows(task.source, task.dest, task.rows)
+    with task.source.open_stream() as f:
+        return plan.spill(f, task.dest, task.gzipped, task.name, task.rows, task.layout)
+
+
+# ---------------------------------------------------------------------------------------
+# Solve
+
+
+_CYCLES: list[float | None] = []
+
+
+def cycle_rate() -> float | None:
+    """Cycles per microsecond of the counter the kernel reads (measured once a process)."""
+    if not _CYCLES:
+        from pipeline.sudoku import engine
+
+        _CYCLES.append(engine.cycles_per_us())
+    return _CYCLES[0]
+
+
+def warm_up() -> None:
+    """Load every compiled step of a task and measure the clock, once per process (the
+    canonical form's kernels are loaded by the first task that needs them)."""
+    import pyarrow.compute  # noqa: F401  (a task's first cast would import it: 50 ms)
+    import pyarrow.parquet  # noqa: F401
+
+    _keep_freed_memory()
+    with _hidden("cffi"):
+        solver.warm_up()
+        reader.warm_up()
+    cycle_rate()
+
+
+def _keep_freed_memory() -> None:
+    """Ask glibc's malloc to keep freed blocks for reuse instead of giving them back.
+
+    A task allocates and frees blocks of megabytes (a range's bytes, its columns). By
+    default glibc maps large blocks afresh and trims freed memory at once, so each new
+    block costs a page fault every 4 KiB; in a Dask worker's task thread (an arena of its
+    own) that was a fifth of the task's time. Kept, they stay mapped (the process's
+    memory stays at its peak, a few hundred MB). Elsewhere than glibc: nothing to do.
+    """
+    try:
+        libc = ctypes.CDLL(None)
+        libc.mallopt(_M_MMAP_THRESHOLD, 256 << 20)  # blocks up to 256 MiB from the heap
+        libc.mallopt(_M_TRIM_THRESHOLD, 1 << 30)  # trim the heap only past 1 GiB free
+    except (OSError, AttributeError):
+        pass
+
+
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
+
+
+@contextlib.contextmanager
+def _hidden(module: str):
+    """A module that cannot be imported for a while (unless it already is).
+
+    numba's first compile or cache load builds its typing context, which imports cffi
+    where it is installed (to type cffi functions: no kernel of ours calls one), and
+    cffi's C parser compiles about a hundred regular expressions as it loads: a tenth of
+    a second of every worker's start. Any later import of it works as usual.
+    """
+    if module in sys.modules:
+        yield
+        return
+    sys.modules[module] = None  # what makes `import module` raise ImportError
+    try:
+        yield
+    finally:
+        if sys.modules.get(module, 0) is None:
+            del sys.modules[module]
+
+
+def solve(task: Solve) -> Figures:
+    started = time.perf_counter()
+    cpu = time.process_time()
+    r = task.range
+    hasher = records.hasher()
+    if task.layout.kind == "parquet":
+        from pipeline.io import parquet
+
+        rows = _reading(task.location, lambda: parquet.read_rows(
+            task.location, r.start, r.end, task.layout, r.digest, task.source))
+        hasher = None
+    else:
+        rows = _reading(task.location, lambda: _read(task, hasher))
+    if (hasher is not None and hasher.hexdigest() != r.digest) or rows.n != r.rows:
+        raise InputChanged(
+            f"{task.source} changed while the run read it (bytes {r.start:,}..{r.end:,} are "
+            f"not what was planned); run again to start over")
+    t_read = time.perf_counter()
+    offsets, data = arrow_buffers(rows.columns["puzzle"])
+    expected = None
+    if "expected_solution" in rows.columns:
+        e_offsets, e_data = arrow_buffers(rows.columns["expected_solution"])
+        present = np.diff(e_offsets) > 0
+        expected = (e_offsets, e_data, present)
+    skipped = dict(rows.reasons)
+    poisoned = dict(task.poisoned)
+    skipped.update(poisoned)
+    if task.window is not None:
+        lo, hi = task.window
+        for i in [*range(0, lo), *range(hi, rows.n)]:
+            skipped.setdefault(i, "outside the probe")
+    _maybe_fail(offsets, data, skipped)
+    grids, bad = grid.encode_buffers(offsets, data)
+    bad.update(skipped)
+    outcome = solver.solve_grids(grids, task.limit, bad, expected, task.timings)
+    for i, reason in poisoned.items():
+        outcome.status[i] = Status.ERROR
+        outcome.reasons[i] = reason
+    t_solve = time.perf_counter()
+    rate = cycle_rate() if task.timings else None
+    solve_us = None
+    if task.timings and outcome.cycles is not None and rate:
+        solve_us = np.where(outcome.cycles == NULL, np.nan, outcome.cycles / rate)
+    grades = grade.grade_codes(outcome)
+    forms = None
+    if task.canonical and task.window is None:
+        forms = _canonical(grids, outcome)
+    tally = Tally()
+    tally.add(outcome.status, outcome.guesses, solve_us)
+    figures = Figures(part=r.part, input=r.input, rows=rows.n, tally=tally, seconds=0.0,
+                      solve_seconds=outcome.solve_seconds,
+                      solve_cpu_seconds=outcome.solve_cpu_seconds, pid=os.getpid(),
+                      host=socket.gethostname(), cycles_per_us=rate)
+    if task.window is not None:
+        figures.seconds = time.perf_counter() - started
+        return figures
+    from pipeline.io import schema
+
+    table = schema.results_table(
+        schema.results_schema(task.carried, task.expected, task.canonical), task.source,
+        r.first_row, rows.columns, outcome, grades, solve_us, forms)
+    write_part(task.results, r, table, task.compression)
+    done = time.perf_counter()
+    figures.seconds = done - started
+    figures.cpu_seconds = time.process_time() - cpu
+    figures.timings = {"read": t_read - started, "solve": t_solve - t_read,
+                       "write": done - t_solve}
+    log.debug("%s: %.3f s (read %.3f, solve %.3f, write %.3f)", task, figures.seconds,
+              t_read - started, t_solve - t_read, done - t_solve, extra={"part": r.part})
+    return figures
+
+
+def _canonical(grids: np.ndarray, outcome) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Canonical forms and automorphism counts of every row that is a grid (not malformed,
+    not an error: invalid and unsolvable rows have them too)."""
+    from pipeline.sudoku import canonical
+
+    has = (outcome.status != Status.MALFORMED) & (outcome.status != Status.ERROR)
+    forms = np.zeros_like(grids)
+    autos = np.zeros(len(grids), np.int64)
+    rows = np.flatnonzero(has)
+    if len(rows):
+        forms[rows], autos[rows] = canonical.minlex(grids[rows])
+    return forms, autos, has
+
+
+def _read(task: Solve, hasher) -> reader.Rows:
+    r = task.range
+    with task.location.span(r.start, r.end) as read:
+        return reader.read_rows(read, r.start, r.end, task.layout, hasher)
+
+
+def write_part(results: Location, r: Range, table, compression: str = "zstd") -> None:
+    """A part, whole or absent: RunFailed (exit 3) when the store refuses it; `compression`
+    is its grid columns' codec."""
+    import pyarrow.parquet as pq
+
+    from pipeline.io import runfolder as folder
+    from pipeline.io import schema
+
+    meta = json.dumps({"input": r.input, "start": r.start, "end": r.end,
+                       "first_row": r.first_row, "rows": r.rows, "digest": r.digest})
+    table = table.replace_schema_metadata({folder.PART_META: meta.encode()})
+    options = schema.write_options(table.column_names, compression)
+    loc = results.child(folder.part_name(r.part))
+    try:
+        loc.write_atomic(lambda f: pq.write_table(table, f, **options), sync_folder=False)
+    except RunFailed:
+        raise
+    except OSError as exc:
+        raise RunFailed(f"cannot write {loc.shown}: {why(exc)}") from None
+
+
+def arrow_buffers(arr) -> tuple[np.ndarray, np.ndarray]:
+    """A string array as Arrow-style (offsets, bytes) numpy arrays; nulls are empty."""
+    import pyarrow as pa
+
+    if arr.null_count:
+        arr = arr.fill_null("")
+    if arr.type != pa.large_string():
+        arr = arr.cast(pa.large_string())
+    _, offsets_buf, data_buf = arr.buffers()
+    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[arr.offset: arr.offset + len(arr) + 1]
+    data = (np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None
+            else np.zeros(0, np.uint8))
+    # Read-only whatever the buffer's origin, as in solver.warm_up: numba compiles (and
+    # loads) one specialization per flag, and a second one costs each worker 70 ms.
+    data.flags.writeable = False
+    return offsets, data
+
+
+def _maybe_fail(offsets: np.ndarray, data: np.ndarray, skipped: dict[int, str]) -> None:
+    """Fail on purpose on a named puzzle, so tests can do the bad thing for real."""
+    spec = os.environ.get(FAULT_ENV)
+    if not spec:
+        return
+    how, _, puzzle = spec.partition(":")
+    needle = puzzle.encode()
+    starts = offsets[:-1]
+    for i in np.flatnonzero(np.diff(offsets) == len(needle)).tolist():
+        if i in skipped:
+            continue
+        if data[starts[i]: starts[i] + len(needle)].tobytes() == needle:
+            if how == "crash":
+                os.kill(os.getpid(), signal.SIGKILL)
+            raise RuntimeError(f"injected fault on puzzle {puzzle[:12]}...")

@@ -1,0 +1,737 @@
+"""Canonical form (minlex) of Sudoku grids and random equivalence transformations.
+
+Definition
+----------
+Two grids are equivalent when one becomes the other by a *cell permutation* -- transpose
+or not, permute the three bands, the three rows inside each band, the three stacks, the
+three columns inside each stack (2 x 6^8 = 3,359,232 in all) -- followed by a relabelling
+of the digits 1..9 (a blank stays blank).  The minlex form is the lexicographically
+smallest 81-character string among all equivalents, a blank counting as ``0``.  For a fixed
+cell permutation the best relabelling numbers the digits 1, 2, 3, ... in order of first
+appearance, so minlex = min over the cell permutations of that relabelled string.  The
+*automorphism count* is the number of cell permutations that reach the minimum (the ones
+that, with some relabelling, map the grid onto itself).  Values above 9 count as blanks.
+
+Transform encoding
+------------------
+One int8 row of 34 per transformation; Q is the result, S the source (after the
+optional transposition), D the digit map::
+
+    col  0      1..3     4..12          13..15    16..24          25..33
+         [ t | bands(3) | rows(3x3)   | stacks(3) | cols(3x3)   | digits(9) ]
+
+    source' = transpose(S) if t else S
+    R(3i+j) = 3*bands[i]  + rows[3i+j]        result row 3i+j    <- row R of source'
+    C(3i+j) = 3*stacks[i] + cols[3i+j]        result column 3i+j <- column C of source'
+    Q[r, c] = D(source'[R(r), C(c)])          D(d) = digits[d-1], D(0) = 0
+
+Grids in and out are (N, 81) uint8 batches as in pipeline.sudoku.grid (``grid.decode(forms)``
+gives the 81-character strings with ``.`` blanks); other integer dtypes are accepted, with
+anything outside 1..9 read as a blank.
+
+Search
+------
+The result is built one row at a time.  A *candidate* is a set of cell permutations that
+give identical result rows so far, three int64 words::
+
+    digits  bits 0-3: next free label      bits 4d..4d+3: label of source digit d (0: none)
+    rows    bits 4k..4k+3: source row of result row k   bit 36: transposed   40-48: used
+    cols    bits 0-5: open stack orders    bits 8+8s..13+8s: open orders inside stack s
+
+The open column permutations are a product, a 6-bit mask of stack orders times a 6-bit
+mask of in-stack orders per source stack (the representation of Dobrichev's patminlex;
+patminlex ranks clue patterns before digits, which is not the lexicographic order used
+here).  Each step tries every candidate with every source row allowed next (any of the 18
+rows or columns first, then the rest of its band, then any row of an unused band) and
+keeps what ties the smallest row so far.  A row is ranked by keys: a blank is 0, a digit
+already labelled is its label, a new digit is 15 (new digits take the next labels in order
+of position, so keys order rows as their labels do).  The three cells of a source stack
+reduce to their rank pattern; a table gives the best in-stack order under the open mask
+and the orders that tie it; the best stack order is picked over the open stack orders;
+the ties stay a product.  A candidate splits only where tied permutations put two or more
+new digits in different places (different digit maps).  Of the 18 first rows only the
+best are tried: without repeated digits, their order is that of the sorted clue counts of
+their stacks (fewer clues first is more leading blanks).  A row that
+repeats a digit (an invalid grid) goes through a plain enumeration of its open orders.  A
+full grid (nine distinct digits in every row and column) would split 1296 ways on its
+first row, so its first two rows come from a depth-first search over column places
+(_latin_rows).  All tied candidates are kept to the end, so the automorphism count is the
+sum of their sizes.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from pipeline import compiled
+from pipeline.sudoku.engine import _cttz, _popcnt
+
+__all__ = [
+    "GROUP_SIZE",
+    "TRANSFORM_WIDTH",
+    "canonical_transforms",
+    "identity_transforms",
+    "inverse",
+    "minlex",
+    "random_transforms",
+    "transform",
+    "warm_up",
+]
+
+TRANSFORM_WIDTH = 34
+GROUP_SIZE = 2 * 6**8  # cell permutations
+
+# PERM[p][k]: position k of an ordering takes element PERM[p][k]; PINV is its inverse.
+PERM = np.array(list(itertools.permutations(range(3))), dtype=np.int64)
+PINV = np.argsort(PERM, axis=1).astype(np.int64)
+
+
+def _best_orders():
+    """(rank pattern, open mask) -> best in-stack order | (orders tying it) << 4."""
+    table = np.zeros(27 * 64, np.int64)
+    for code in range(27):
+        rank = (code // 9, code // 3 % 3, code % 3)
+        for mask in range(1, 64):
+            best, tied, first = 99, 0, -1
+            for q in range(6):
+                if mask >> q & 1:
+                    v = rank[PERM[q, 0]] * 9 + rank[PERM[q, 1]] * 3 + rank[PERM[q, 2]]
+                    if v < best:
+                        best, tied, first = v, 1 << q, q
+                    elif v == best:
+                        tied |= 1 << q
+            table[code * 64 + mask] = first | tied << 4
+    return table
+
+
+BEST = _best_orders()
+# (a, b, c) of a permutation of 0..2 as a*9 + b*3 + c -> its index in PERM
+PERM_INDEX = np.zeros(27, np.int64)
+for _i, (_a, _b, _c) in enumerate(PERM.tolist()):
+    PERM_INDEX[_a * 9 + _b * 3 + _c] = _i
+
+# candidate words: see the module docstring
+ALL_COLS = 63 | 63 << 8 | 63 << 16 | 63 << 24
+_BIG = np.int64(1) << 40
+_NIBBLE_LOW = np.int64(0x1111111110)  # bit 0 of the nibbles of digits 1..9
+
+
+@compiled.helper(inline="always")
+def _push(buf, n, a, b, c):
+    """Store a candidate at buf[n], growing the buffer when it is full."""
+    if n == buf.shape[0]:
+        bigger = np.empty((2 * n, 3), np.int64)
+        bigger[:n] = buf
+        buf = bigger
+    buf[n, 0] = a
+    buf[n, 1] = b
+    buf[n, 2] = c
+    return buf
+
+
+@compiled.helper()
+def _classes(x, s, w, cls_q, cls_m, keys):
+    """Split the open orders w of stack s by the digits they place; returns the count."""
+    n = 0
+    while w:
+        q = _cttz(w)
+        w &= w - 1
+        a = x[3 * s + PERM[q, 0]] << 8 | x[3 * s + PERM[q, 1]] << 4 | x[3 * s + PERM[q, 2]]
+        for i in range(n):
+            if keys[i] == a:
+                cls_m[s, i] |= 1 << q
+                break
+        else:
+            keys[n] = a
+            cls_q[s, n] = q
+            cls_m[s, n] = 1 << q
+            n += 1
+    return n
+
+
+@compiled.helper()
+def _slow_row(x, m, rw, cl, k, r, best, nxt, nn, cls_q, cls_m, ncls, lab, keys):
+    """Every open order of one candidate and source row, labelled as it goes (any row)."""
+    for s in range(3):
+        ncls[s] = _classes(x, s, (cl >> (8 + 8 * s)) & 63, cls_q, cls_m, keys)
+    sm = cl & 63
+    rows = rw | np.int64(r) << (4 * k) | np.int64(1) << (40 + r)
+    while sm:
+        sg = _cttz(sm)
+        sm &= sm - 1
+        s0, s1, s2 = PERM[sg, 0], PERM[sg, 1], PERM[sg, 2]
+        for i0 in range(ncls[s0]):
+            for i1 in range(ncls[s1]):
+                for i2 in range(ncls[s2]):
+                    for d in range(1, 10):
+                        lab[d] = (m >> (4 * d)) & 15
+                    nl = m & 15
+                    v = np.int64(0)
+                    for tt in range(3):
+                        s = PERM[sg, tt]
+                        i = i0 if tt == 0 else (i1 if tt == 1 else i2)
+                        q = cls_q[s, i]
+                        for p in range(3):
+                            d = x[3 * s + PERM[q, p]]
+                            if d != 0 and lab[d] == 0:
+                                lab[d] = nl
+                                nl += 1
+                            v = v << 4 | lab[d]
+                    if v > best:
+                        continue
+                    if v < best:
+                        best = v
+                        nn = 0
+                    mm = nl
+                    for d in range(1, 10):
+                        mm |= lab[d] << (4 * d)
+                    cols = (
+                        np.int64(1) << sg
+                        | cls_m[s0, i0] << (8 + 8 * s0)
+                        | cls_m[s1, i1] << (8 + 8 * s1)
+                        | cls_m[s2, i2] << (8 + 8 * s2)
+                    )
+                    nxt = _push(nxt, nn, mm, rows, cols)
+                    nn += 1
+    return best, nxt, nn
+
+
+@compiled.helper()
+def _latin_rows(src, nxt, nodes):
+    """Candidates after two rows when every row and column holds nine distinct digits.
+
+    Row 0 is 123456789 under any column order, so its digit map is the column order
+    itself and row 1 reads, at each result column, the result column where its digit sits
+    in row 0.  A depth-first search fixes result columns left to right; when a value
+    needs a column not yet placed, the smallest free place for it is forced (earlier
+    values weigh more), so only the choice of the column at each place branches.
+    Returns (row 1 value, number of candidates in nxt).
+    """
+    best = _BIG
+    nn = 0
+    phi = np.empty(9, np.int64)
+    where = np.empty(10, np.int64)
+    for t in range(2):
+        for r0 in range(9):
+            x = src[t, r0]
+            for c in range(9):
+                where[x[c]] = c
+            for r1 in range(3 * (r0 // 3), 3 * (r0 // 3) + 3):
+                if r1 == r0:
+                    continue
+                y = src[t, r1]
+                for c in range(9):
+                    phi[c] = where[y[c]]
+                # node: depth, column at each place, place of each column (nibbles,
+                # 15 = free), result stack of each source stack (2 bits, 3 = free), value
+                top = 0
+                nodes[0, 0] = 0
+                nodes[0, 1] = (np.int64(1) << 36) - 1
+                nodes[0, 2] = (np.int64(1) << 36) - 1
+                nodes[0, 3] = 63
+                nodes[0, 4] = 0
+                top = 1
+                while top:
+                    top -= 1
+                    j = nodes[top, 0]
+                    colat = nodes[top, 1]
+                    placeof = nodes[top, 2]
+                    ts = nodes[top, 3]
+                    val = nodes[top, 4]
+                    if j == 9:
+                        if val > best:
+                            continue
+                        if val < best:
+                            best = val
+                            nn = 0
+                        m = np.int64(10)
+                        for p in range(9):
+                            m |= np.int64(p + 1) << (4 * x[(colat >> (4 * p)) & 15])
+                        rows = (
+                            np.int64(r0) | np.int64(r1) << 4 | np.int64(t) << 36
+                            | np.int64(1) << (40 + r0) | np.int64(1) << (40 + r1)
+                        )
+                        # source stack at each result stack, as the index of a PERM row
+                        code = 0
+                        for s in range(3):
+                            code += s * (9, 3, 1)[(ts >> (2 * s)) & 3]
+                        sg = PERM_INDEX[code]
+                        cols = np.int64(1) << sg
+                        for tt in range(3):
+                            s = PERM[sg, tt]
+                            a = ((colat >> (4 * (3 * tt))) & 15) - 3 * s
+                            b = ((colat >> (4 * (3 * tt + 1))) & 15) - 3 * s
+                            c = ((colat >> (4 * (3 * tt + 2))) & 15) - 3 * s
+                            cols |= np.int64(1) << (PERM_INDEX[a * 9 + b * 3 + c] + 8 + 8 * s)
+                        nxt = _push(nxt, nn, m, rows, cols)
+                        nn += 1
+                        continue
+                    here = (colat >> (4 * j)) & 15
+                    tgt = j // 3
+                    # the columns that can go here: the one placed already, the free ones
+                    # of the source stack of this result stack, or (first place of a
+                    # result stack that has none) any column of a source stack not used
+                    if here != 15:
+                        c_lo = here
+                        c_hi = here + 1
+                    else:
+                        c_lo = 0
+                        c_hi = 9
+                        for s in range(3):
+                            if (ts >> (2 * s)) & 3 == tgt:
+                                c_lo = 3 * s
+                                c_hi = 3 * s + 3
+                    for c in range(c_lo, c_hi):
+                        if here == 15:
+                            if (placeof >> (4 * c)) & 15 != 15:
+                                continue
+                            if (ts >> (2 * (c // 3))) & 3 not in (3, tgt):
+                                continue
+                        ca = colat
+                        pa = placeof
+                        tsa = ts
+                        if here == 15:
+                            ca = (ca & ~(np.int64(15) << (4 * j))) | np.int64(c) << (4 * j)
+                            pa = (pa & ~(np.int64(15) << (4 * c))) | np.int64(j) << (4 * c)
+                            sc_ = c // 3
+                            tsa = (tsa & ~(3 << (2 * sc_))) | tgt << (2 * sc_)
+                        pc = phi[c]
+                        v = (pa >> (4 * pc)) & 15
+                        if v == 15:
+                            sp = pc // 3
+                            tp = (tsa >> (2 * sp)) & 3
+                            if tp == 3:
+                                # the first result stack no source stack has yet
+                                tp = 0
+                                while (
+                                    ((tsa >> 0) & 3) == tp or ((tsa >> 2) & 3) == tp
+                                    or ((tsa >> 4) & 3) == tp
+                                ):
+                                    tp += 1
+                                tsa = (tsa & ~(3 << (2 * sp))) | tp << (2 * sp)
+                            v = 3 * tp
+                            while (ca >> (4 * v)) & 15 != 15:
+                                v += 1
+                            ca = (ca & ~(np.int64(15) << (4 * v))) | pc << (4 * v)
+                            pa = (pa & ~(np.int64(15) << (4 * pc))) | v << (4 * pc)
+                        nv = val << 4 | (v + 1)
+                        if nv > best >> (4 * (8 - j)):
+                            continue
+                        nodes[top, 0] = j + 1
+                        nodes[top, 1] = ca
+                        nodes[top, 2] = pa
+                        nodes[top, 3] = tsa
+                        nodes[top, 4] = nv
+                        top += 1
+    return best, nxt, nn
+
+
+@compiled.helper()
+def _minlex_one(g, form, trans, src, distinct, bufs, sc, cls_q, cls_m, nodes, force_slow):
+    """Minlex form of one grid into form, one minimizing transformation into trans."""
+    # The first row of a row without repeated digits is ranked by its clue counts per
+    # stack, sorted (fewer clues first means more leading blanks): keep the best of them.
+    first = sc[48:66]
+    top = 1 << 20
+    for t in range(2):
+        for r in range(9):
+            seen = 0
+            ok = True
+            n0 = n1 = n2 = 0
+            for c in range(9):
+                d = g[r * 9 + c] if t == 0 else g[c * 9 + r]
+                if d > 9:
+                    d = 0
+                src[t, r, c] = d
+                if d:
+                    if seen >> d & 1:
+                        ok = False
+                    seen |= 1 << d
+                    if c < 3:
+                        n0 += 1
+                    elif c < 6:
+                        n1 += 1
+                    else:
+                        n2 += 1
+            distinct[t, r] = ok and not force_slow
+            lo = min(n0, n1, n2)
+            hi = max(n0, n1, n2)
+            rank = lo * 16 + (n0 + n1 + n2 - lo - hi) * 4 + hi
+            first[9 * t + r] = rank if distinct[t, r] else -1
+            if distinct[t, r] and rank < top:
+                top = rank
+    cur = bufs[0]
+    nxt = bufs[1]
+    cur[0, 0] = 1
+    cur[0, 1] = 0
+    cur[0, 2] = ALL_COLS
+    cur[1, 0] = 1
+    cur[1, 1] = np.int64(1) << 36
+    cur[1, 2] = ALL_COLS
+    ncur = 2
+    k0 = 0
+    latin = True
+    for i in range(18):
+        if first[i] != 63:
+            latin = False
+    if latin:
+        best, nxt, nn = _latin_rows(src, nxt, nodes)
+        for p in range(9):
+            form[p] = p + 1
+            form[9 + p] = (best >> (4 * (8 - p))) & 15
+        cur, nxt = nxt, cur
+        ncur = nn
+        k0 = 2
+    kk = sc[0:9]
+    bt = sc[9:12]
+    wp = sc[12:15]
+    cnt = sc[15:18]
+    ncls = sc[18:21]
+    lab = sc[21:31]
+    sig_v = sc[31:37]
+    sig_m = sc[37:43]
+    keys = sc[66:72]
+    lab[0] = 0
+    for k in range(k0, 9):
+        best = _BIG
+        nn = 0
+        for ci in range(ncur):
+            m = cur[ci, 0]
+            rw = cur[ci, 1]
+            cl = cur[ci, 2]
+            # keys of all digits in one word: a label, or 15 where none yet; blank 0
+            nz = m | (m >> 1)
+            nz |= nz >> 2
+            kw = (m | ((~nz & _NIBBLE_LOW) * 15)) & ~np.int64(15)
+            t = (rw >> 36) & 1
+            used = (rw >> 40) & 511
+            if k % 3 == 0:
+                allowed = 511 & ~used
+            else:
+                band = ((rw >> (4 * (k - k % 3))) & 15) // 3
+                allowed = (7 << (3 * band)) & ~used
+            while allowed:
+                r = _cttz(allowed)
+                allowed &= allowed - 1
+                if k == 0 and first[9 * t + r] > top:
+                    continue
+                x = src[t, r]
+                if not distinct[t, r]:
+                    best, nxt, nn = _slow_row(
+                        x, m, rw, cl, k, r, best, nxt, nn, cls_q, cls_m, ncls, lab, keys
+                    )
+                    continue
+                # keys, then the best order of each source stack under its open mask
+                for c in range(9):
+                    kk[c] = (kw >> (4 * x[c])) & 15
+                for s in range(3):
+                    k0 = kk[3 * s]
+                    k1 = kk[3 * s + 1]
+                    k2 = kk[3 * s + 2]
+                    code = (
+                        ((k0 > k1) + (k0 > k2)) * 9 + ((k1 > k0) + (k1 > k2)) * 3
+                        + ((k2 > k0) + (k2 > k1))
+                    )
+                    e = BEST[code * 64 + ((cl >> (8 + 8 * s)) & 63)]
+                    q = e & 15
+                    wp[s] = e >> 4
+                    bt[s] = (
+                        kk[3 * s + PERM[q, 0]] << 8 | kk[3 * s + PERM[q, 1]] << 4
+                        | kk[3 * s + PERM[q, 2]]
+                    )
+                    cnt[s] = (k0 == 15) + (k1 == 15) + (k2 == 15)
+                # the best stack order among the open ones
+                sm = cl & 63
+                vmin = _BIG
+                smin = 0
+                while sm:
+                    sg = _cttz(sm)
+                    sm &= sm - 1
+                    v = bt[PERM[sg, 0]] << 24 | bt[PERM[sg, 1]] << 12 | bt[PERM[sg, 2]]
+                    if v < vmin:
+                        vmin = v
+                        smin = np.int64(1) << sg
+                    elif v == vmin:
+                        smin |= np.int64(1) << sg
+                # keys -> labels: new digits take the next labels in order
+                nl = m & 15
+                nnew = cnt[0] + cnt[1] + cnt[2]
+                if nnew == 0:
+                    v = vmin
+                else:
+                    v = np.int64(0)
+                    for p in range(9):
+                        nib = (vmin >> (4 * (8 - p))) & 15
+                        if nib == 15:
+                            nib = nl
+                            nl += 1
+                        v = v << 4 | nib
+                if v > best:
+                    continue
+                if v < best:
+                    best = v
+                    nn = 0
+                rows = rw | np.int64(r) << (4 * k) | np.int64(1) << (40 + r)
+                if nnew <= 1:
+                    # one digit map for the whole tied set
+                    mm = (m & ~np.int64(15)) | nl
+                    if nnew == 1:
+                        for c in range(9):
+                            if kk[c] == 15:
+                                mm |= (m & 15) << (4 * x[c])
+                    cols = smin | wp[0] << 8 | wp[1] << 16 | wp[2] << 24
+                    nxt = _push(nxt, nn, mm, rows, cols)
+                    nn += 1
+                    continue
+                # Two or more new digits: split by where they land.  Stack orders that put
+                # the stacks holding new digits in the same places share a digit map.
+                ns = 0
+                sm = smin
+                while sm:
+                    sg = _cttz(sm)
+                    sm &= sm - 1
+                    sig = 0
+                    for s in range(3):
+                        if cnt[s]:
+                            sig |= PINV[sg, s] << (2 * s)
+                    for i in range(ns):
+                        if sig_v[i] == sig:
+                            sig_m[i] |= np.int64(1) << sg
+                            break
+                    else:
+                        sig_v[ns] = sig
+                        sig_m[ns] = np.int64(1) << sg
+                        ns += 1
+                for s in range(3):
+                    if cnt[s] >= 2:
+                        ncls[s] = _classes(x, s, wp[s], cls_q, cls_m, keys)
+                    else:
+                        ncls[s] = 1
+                        cls_q[s, 0] = _cttz(wp[s])
+                        cls_m[s, 0] = wp[s]
+                for gi in range(ns):
+                    sg = _cttz(sig_m[gi])
+                    for i0 in range(ncls[0]):
+                        for i1 in range(ncls[1]):
+                            for i2 in range(ncls[2]):
+                                mm = m
+                                nl = m & 15
+                                for tt in range(3):
+                                    s = PERM[sg, tt]
+                                    i = i0 if s == 0 else (i1 if s == 1 else i2)
+                                    q = cls_q[s, i]
+                                    for p in range(3):
+                                        d = x[3 * s + PERM[q, p]]
+                                        if d != 0 and (mm >> (4 * d)) & 15 == 0:
+                                            mm |= nl << (4 * d)
+                                            nl += 1
+                                mm = (mm & ~np.int64(15)) | nl
+                                cols = (
+                                    sig_m[gi] | cls_m[0, i0] << 8 | cls_m[1, i1] << 16
+                                    | cls_m[2, i2] << 24
+                                )
+                                nxt = _push(nxt, nn, mm, rows, cols)
+                                nn += 1
+        for p in range(9):
+            form[9 * k + p] = (best >> (4 * (8 - p))) & 15
+        cur, nxt = nxt, cur
+        ncur = nn
+    bufs[0] = cur
+    bufs[1] = nxt
+    # automorphisms: the sizes of the tied candidates
+    autos = np.int64(0)
+    for ci in range(ncur):
+        cl = cur[ci, 2]
+        autos += (
+            _popcnt(cl & 63) * _popcnt((cl >> 8) & 63) * _popcnt((cl >> 16) & 63)
+            * _popcnt((cl >> 24) & 63)
+        )
+    # one minimizing transformation: the first member of the first candidate
+    m = cur[0, 0]
+    rw = cur[0, 1]
+    cl = cur[0, 2]
+    trans[0] = (rw >> 36) & 1
+    for i in range(3):
+        trans[1 + i] = ((rw >> (4 * 3 * i)) & 15) // 3
+    for j in range(9):
+        trans[4 + j] = ((rw >> (4 * j)) & 15) % 3
+    sg = _cttz(cl & 63)
+    for i in range(3):
+        s = PERM[sg, i]
+        trans[13 + i] = s
+        q = _cttz((cl >> (8 + 8 * s)) & 63)
+        for p in range(3):
+            trans[16 + 3 * i + p] = PERM[q, p]
+    nl = m & 15
+    for d in range(1, 10):
+        lab_d = (m >> (4 * d)) & 15
+        if lab_d == 0:
+            lab_d = nl
+            nl += 1
+        trans[24 + d] = lab_d
+    return autos
+
+
+@compiled.kernel("(readonly u1[:, ::1], u1[:, ::1], i8[::1], i1[:, ::1], b1) -> void")
+def _minlex_batch(grids, forms, autos, trans, force_slow):
+    src = np.zeros((2, 9, 9), np.int64)
+    distinct = np.zeros((2, 9), np.bool_)
+    bufs = [np.empty((1024, 3), np.int64), np.empty((1024, 3), np.int64)]
+    sc = np.zeros(72, np.int64)
+    cls_q = np.zeros((3, 6), np.int64)
+    cls_m = np.zeros((3, 6), np.int64)
+    nodes = np.zeros((96, 5), np.int64)
+    for i in range(grids.shape[0]):
+        autos[i] = _minlex_one(
+            grids[i], forms[i], trans[i], src, distinct, bufs, sc, cls_q, cls_m, nodes,
+            force_slow,
+        )
+
+
+def _as_batch(grids: np.ndarray) -> np.ndarray:
+    """An (N, 81) contiguous uint8 batch; outside 0..255 (not cast, which would wrap) -> 0."""
+    g = np.asarray(grids)
+    if g.dtype != np.uint8:
+        g = np.where((g >= 1) & (g <= 9), g, 0)
+    g = np.ascontiguousarray(g, dtype=np.uint8)
+    if g.ndim == 1:
+        g = g.reshape(1, -1)
+    if g.ndim != 2 or g.shape[1] != 81:
+        raise ValueError(f"expected an (N, 81) array, got shape {np.shape(grids)}")
+    return g
+
+
+def _run(grids: np.ndarray, force_slow: bool = False):
+    g = _as_batch(grids)
+    n = len(g)
+    forms = np.zeros((n, 81), np.uint8)
+    autos = np.zeros(n, np.int64)
+    trans = np.zeros((n, TRANSFORM_WIDTH), np.int8)
+    if n:
+        _minlex_batch(g, forms, autos, trans, force_slow)
+    return forms, autos, trans
+
+
+def warm_up() -> None:
+    """Compile or load the cached kernels (call once per process)."""
+    g = np.zeros((1, 81), np.uint8)
+    g[0, :9] = np.arange(1, 10)
+    _run(g)
+    _run(g, force_slow=True)
+    transform(g, identity_transforms(1))
+
+
+def minlex(grids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(N,81) uint8 grids -> ((N,81) uint8 minlex forms, (N,) int64 automorphism counts)."""
+    forms, autos, _ = _run(grids)
+    return forms, autos
+
+
+def canonical_transforms(grids: np.ndarray) -> np.ndarray:
+    """(N,34) int8: for each grid one transformation t with transform(grid, t) == its minlex."""
+    return _run(grids)[2]
+
+
+# --------------------------------------------------------------------------------------
+# Transformations
+# --------------------------------------------------------------------------------------
+
+
+def _check_transforms(transforms: np.ndarray, n: int) -> np.ndarray:
+    t = np.ascontiguousarray(transforms, dtype=np.int8)
+    if t.ndim == 1:
+        t = t.reshape(1, -1)
+    if t.shape != (n, TRANSFORM_WIDTH):
+        raise ValueError(f"expected ({n}, {TRANSFORM_WIDTH}) transforms, got {t.shape}")
+    return t
+
+
+@compiled.helper()
+def _gather(t):
+    """Cell gather index (81,) and digit table (10,) of one encoded transformation."""
+    idx = np.empty(81, np.int64)
+    dig = np.zeros(10, np.uint8)
+    for r in range(9):
+        rr = 3 * t[1 + r // 3] + t[4 + r]
+        for c in range(9):
+            cc = 3 * t[13 + c // 3] + t[16 + c]
+            idx[r * 9 + c] = cc * 9 + rr if t[0] else rr * 9 + cc
+    for d in range(1, 10):
+        dig[d] = t[24 + d]
+    return idx, dig
+
+
+@compiled.kernel("(readonly u1[:, ::1], readonly i1[:, ::1], u1[:, ::1]) -> void")
+def _transform_batch(grids, transforms, out):
+    for i in range(grids.shape[0]):
+        idx, dig = _gather(transforms[i])
+        for s in range(81):
+            v = grids[i, idx[s]]
+            out[i, s] = dig[v] if v <= 9 else 0
+
+
+def transform(grids: np.ndarray, transforms: np.ndarray) -> np.ndarray:
+    """Apply one encoded transformation per grid (values above 9 become blanks)."""
+    g = _as_batch(grids)
+    t = _check_transforms(transforms, len(g))
+    out = np.zeros_like(g)
+    if len(g):
+        _transform_batch(g, t, out)
+    return out
+
+
+def _random_perms(rng: np.random.Generator, shape: tuple[int, ...], k: int) -> np.ndarray:
+    return rng.random((*shape, k)).argsort(axis=-1).astype(np.int8)
+
+
+def random_transforms(rng: np.random.Generator, n: int) -> np.ndarray:
+    """(n,34) int8: n uniformly random transformations."""
+    out = np.empty((n, TRANSFORM_WIDTH), np.int8)
+    out[:, 0] = rng.integers(0, 2, n)
+    out[:, 1:4] = _random_perms(rng, (n,), 3)
+    out[:, 4:13] = _random_perms(rng, (n, 3), 3).reshape(n, 9)
+    out[:, 13:16] = _random_perms(rng, (n,), 3)
+    out[:, 16:25] = _random_perms(rng, (n, 3), 3).reshape(n, 9)
+    out[:, 25:34] = _random_perms(rng, (n,), 9) + 1
+    return out
+
+
+def identity_transforms(n: int) -> np.ndarray:
+    """(n,34) int8: n identity transformations."""
+    one = np.array([0, 0, 1, 2] + [0, 1, 2] * 3 + [0, 1, 2] + [0, 1, 2] * 3 + list(range(1, 10)))
+    return np.tile(one.astype(np.int8), (n, 1))
+
+
+def _inverse_axis(bands: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Inverse of R(3i+j) = 3*bands[i] + rows[3i+j], in the same form, row-wise."""
+    n = len(bands)
+    ar = np.arange(n)[:, None]
+    inv_bands = np.argsort(bands, axis=1)
+    inv_rows = np.empty_like(rows)
+    for i in range(3):
+        b = bands[:, i]
+        for j in range(3):
+            inv_rows[ar[:, 0], 3 * b + rows[:, 3 * i + j]] = j
+    return inv_bands.astype(np.int8), inv_rows.astype(np.int8)
+
+
+def inverse(transforms: np.ndarray) -> np.ndarray:
+    """(N,34) int8: the transformations that undo each given one."""
+    t = np.ascontiguousarray(transforms, dtype=np.int8)
+    if t.ndim != 2 or t.shape[1] != TRANSFORM_WIDTH:
+        raise ValueError(f"expected (N, {TRANSFORM_WIDTH}) transforms, got {t.shape}")
+    rb, rr = _inverse_axis(t[:, 1:4].astype(np.int64), t[:, 4:13].astype(np.int64))
+    cb, cr = _inverse_axis(t[:, 13:16].astype(np.int64), t[:, 16:25].astype(np.int64))
+    out = np.empty_like(t)
+    out[:, 0] = t[:, 0]
+    flip = t[:, 0].astype(bool)[:, None]
+    # Transposed: Q[r,c] = S[C(c), R(r)], so S[a,b] = Q[R^-1(b), C^-1(a)]: the inverse
+    # transposes too and its row map is C^-1, its column map R^-1.
+    out[:, 1:4] = np.where(flip, cb, rb)
+    out[:, 4:13] = np.where(flip, cr, rr)
+    out[:, 13:16] = np.where(flip, rb, cb)
+    out[:, 16:25] = np.where(flip, rr, cr)
+    out[:, 25:34] = np.argsort(t[:, 25:34], axis=1) + 1
+    return out

@@ -1,0 +1,37 @@
+"""A difficulty grade from the engine's own effort: how many guesses a puzzle needed.
+
+    easy      0 guesses: the engine's propagation (singles, locked candidates) solves it
+    medium    1-2 guesses
+    hard      3-9 guesses
+    expert    10-49 guesses
+    extreme   50 or more
+
+Guesses are deterministic for a given puzzle, so the grade is too. Only `solved` rows get a
+grade; a puzzle with several solutions, none, or bad givens has none.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from pipeline.sudoku.status import NULL, Status
+
+if TYPE_CHECKING:
+    from pipeline.sudoku.solver import Outcome
+
+GRADES = ("easy", "medium", "hard", "expert", "extreme")
+_LOWER_BOUNDS = np.array([1, 3, 10, 50])  # guesses at which the next grade starts
+
+
+def grade_of_guesses(guesses: np.ndarray) -> np.ndarray:
+    """(N,) grade index 0..4 for each guess count."""
+    return np.searchsorted(_LOWER_BOUNDS, np.asarray(guesses), side="right")
+
+
+def grade_codes(outcome: Outcome) -> np.ndarray:
+    """(N,) int8 index into GRADES, NULL where there is no grade."""
+    codes = grade_of_guesses(np.maximum(outcome.guesses, 0)).astype(np.int8)
+    codes[outcome.status != Status.SOLVED] = NULL
+    return codes

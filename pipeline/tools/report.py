@@ -1,0 +1,678 @@
+"""`pipeline report DIR`: a finished (or unfinished) run, summed up for people.
+
+Two outputs from the same numbers:
+
+* a rich table on the terminal: rows per status, grades, per input file, timings;
+* DIR/report.html, one self-contained file: inline CSS and inline SVG charts drawn here
+  (no plotting library, no JavaScript, no URL of any kind), so it opens anywhere, offline,
+  and can be mailed around. Hovering a bar shows its exact number (SVG <title>).
+
+Everything is aggregated by polars over the result parts (only the needed columns), so a
+run of millions of rows makes a report of a few dozen kilobytes. All text that comes from
+the data (file names, reasons, statuses) is HTML-escaped.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import polars as pl
+import pyarrow.parquet as pq
+
+from pipeline.errors import InputError
+from pipeline.io import runfolder as layout
+from pipeline.io.storage import Location
+from pipeline.sudoku.grade import GRADES
+from pipeline.sudoku.status import STATUS_NAMES
+
+REPORT = "report.html"
+STATUS_COLORS = {
+    "solved": "#2e8b57", "multiple": "#d4a017", "unsolvable": "#e07b39",
+    "invalid": "#c0392b", "malformed": "#8e44ad", "error": "#5d0f0f",
+}
+GRADE_COLORS = {"easy": "#9ecae1", "medium": "#6baed6", "hard": "#3182bd",
+                "expert": "#08519c", "extreme": "#08306b", "none": "#bbbbbb"}
+ACCENT = "#3465a4"
+
+
+# ---------------------------------------------------------------------------------------
+# Reading a run folder
+
+
+@dataclass
+class Part:
+    name: str
+    rows: int
+    mtime: float
+
+
+@dataclass
+class RunData:
+    """Everything the report shows, already aggregated."""
+
+    folder: Path
+    finished: bool
+    manifest: dict
+    stats: dict  # the scope='run' row of stats.parquet, or {}
+    parts: list[Part]
+    rows: int = 0
+    status: dict[str, int] = field(default_factory=dict)
+    grades: dict[str, int] = field(default_factory=dict)
+    guess_bins: list[tuple[int, int]] = field(default_factory=list)  # (bin, count)
+    time_bins: list[tuple[int, int]] = field(default_factory=list)  # (bin, count)
+    timed_rows: int = 0
+    clue_guess: list[tuple[int, int, int]] = field(default_factory=list)  # (clues, bin, n)
+    sources: list[tuple[str, dict[str, int]]] = field(default_factory=list)
+    reasons: list[tuple[str, int]] = field(default_factory=list)  # top reasons
+    expected: dict[str, int] = field(default_factory=dict)  # match/mismatch/absent
+    guesses_max: int | None = None
+    solve_us: dict[str, float] = field(default_factory=dict)
+
+
+TIME_BINS_PER_DECADE = 4
+
+
+def guess_bin_label(b: int) -> str:
+    """Bin 0 is 0 guesses, bin k >= 1 holds 2^(k-1) .. 2^k - 1."""
+    if b == 0:
+        return "0"
+    lo, hi = 1 << (b - 1), (1 << b) - 1
+    return str(lo) if lo == hi else f"{lo}–{hi}"
+
+
+def time_bin_label(b: int) -> str:
+    """Bin b holds solve times from 10^(b/4) µs up to the next bin."""
+    return _short(10 ** (b / TIME_BINS_PER_DECADE))
+
+
+def _short(x: float) -> str:
+    if x >= 1e6:
+        return f"{x / 1e6:.3g}M"
+    if x >= 1e3:
+        return f"{x / 1e3:.3g}k"
+    return f"{x:.2g}" if x < 10 else f"{x:.0f}"
+
+
+def load(folder: str | Path) -> RunData:
+    """Read and aggregate a run folder; InputError when it is not one."""
+    folder = Path(folder)
+    layout.existing_run(Location(str(folder)))
+    manifest: dict = {}
+    try:
+        manifest = json.loads((folder / layout.MANIFEST).read_text())
+    except (OSError, ValueError):
+        pass
+    stats: dict = {}
+    try:
+        frame = pl.read_parquet(folder / layout.STATS).filter(pl.col("scope") == "run")
+        if frame.height:
+            stats = frame.row(0, named=True)
+    except (OSError, pl.exceptions.PolarsError):
+        pass
+    parts = []
+    for p in sorted((folder / layout.RESULTS).glob('part-*.parquet')):
+        try:
+            parts.append(Part(p.name, pq.read_metadata(p).num_rows, p.stat().st_mtime))
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{p}: not a readable result part ({exc})") from None
+    data = RunData(folder, (folder / layout.SUCCESS).exists(), manifest, stats, parts)
+    data.rows = sum(p.rows for p in parts)
+    if data.rows:
+        _aggregate(data, [folder / layout.RESULTS / p.name for p in parts])
+    return data
+
+
+def _counts(frame: pl.DataFrame, key: str) -> dict:
+    return {k: int(n) for k, n in frame.group_by(key).len().iter_rows()}
+
+
+def _aggregate(data: RunData, files: list[Path]) -> None:
+    scan = pl.scan_parquet(files)
+    names = scan.collect_schema().names()
+    has = set(names)
+    g = pl.col("guesses")
+    guess_bin = (pl.when(g <= 0).then(0)
+                 .otherwise(g.cast(pl.Float64).log(2).floor().cast(pl.Int64) + 1)
+                 .alias("gbin"))
+    # Givens of the puzzles the engine searched (the others may not be 81 characters).
+    clues = pl.col("puzzle").str.strip_chars().str.count_matches("[1-9]")
+    base = scan.select(
+        "source", "status",
+        (g if "guesses" in has else pl.lit(None, pl.Int64)).alias("guesses"),
+        (pl.col("grade") if "grade" in has else pl.lit(None, pl.String)).alias("grade"),
+        (pl.col("solve_us") if "solve_us" in has else pl.lit(None, pl.Float64)).alias("us"),
+        pl.when(g.is_not_null() if "guesses" in has else pl.lit(False)).then(clues)
+        .alias("n_clues"),
+        (pl.col("reason") if "reason" in has else pl.lit(None, pl.String)).alias("reason"),
+        (pl.col("expected_match") if "expected_match" in has
+         else pl.lit(None, pl.Boolean)).alias("expected_match"),
+    ).with_columns(guess_bin)
+    frame = base.collect()
+    data.status = _counts(frame, "status")
+    data.grades = _counts(frame.with_columns(pl.col("grade").fill_null("none")), "grade")
+    effort = frame.filter(pl.col("guesses").is_not_null())
+    data.guess_bins = sorted(effort.group_by("gbin").len().iter_rows())
+    data.guesses_max = int(effort["guesses"].max()) if effort.height else None
+    timed = frame.filter(pl.col("us").is_not_null() & (pl.col("us") > 0))
+    data.timed_rows = timed.height
+    if timed.height:
+        tbin = (pl.col("us").log(10) * TIME_BINS_PER_DECADE).floor().cast(pl.Int64)
+        data.time_bins = sorted(timed.group_by(tbin.alias("tbin")).len().iter_rows())
+        us = timed["us"]
+        data.solve_us = {"p50": us.quantile(0.5), "p90": us.quantile(0.9),
+                         "p99": us.quantile(0.99), "max": us.max()}
+    both = effort.filter(pl.col("n_clues").is_not_null())
+    data.clue_guess = sorted(both.group_by("n_clues", "gbin").len().iter_rows())
+    per_source = frame.group_by("source", "status").len()
+    order = frame.select(pl.col("source").unique(maintain_order=True))["source"].to_list()
+    for src in order:
+        rows = per_source.filter(pl.col("source") == src)
+        data.sources.append((src, {s: int(n) for _, s, n in rows.iter_rows()}))
+    reasons = (frame.filter(pl.col("reason").is_not_null()).group_by("reason").len()
+               .sort(["len", "reason"], descending=[True, False]).head(10))
+    data.reasons = [(r, int(n)) for r, n in reasons.iter_rows()]
+    em = frame["expected_match"]
+    data.expected = {"match": int(em.sum() or 0), "mismatch": int((~em).sum() or 0),
+                     "absent": int(em.null_count())}
+
+
+# ---------------------------------------------------------------------------------------
+# SVG charts (hand-drawn: a few rectangles, lines and text)
+
+W, H = 720, 300
+PAD_L, PAD_R, PAD_T, PAD_B = 64, 16, 16, 56
+
+
+def _esc(x) -> str:
+    return html.escape(str(x), quote=True)
+
+
+def _fmt(n: float) -> str:
+    return f"{n:,.0f}" if float(n).is_integer() else f"{n:,.1f}"
+
+
+def _nice_ticks(top: float, n: int = 5) -> list[float]:
+    """Round tick values from 0 up to at least `top`."""
+    if top <= 0:
+        return [0, 1]
+    raw = top / n
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    return [i * step for i in range(int(math.ceil(top / step)) + 1)]
+
+
+def _svg(chart_id: str, body: list[str], label: str, width: int = W, height: int = H) -> str:
+    return (f'<svg id="{_esc(chart_id)}" class="chart" viewBox="0 0 {width} {height}" '
+            f'width="100%" role="img" aria-label="{_esc(label)}">' + "".join(body) + "</svg>")
+
+
+def _empty(chart_id: str, message: str) -> str:
+    return _svg(chart_id, [f'<text x="{W / 2}" y="{H / 2}" class="empty" '
+                           f'text-anchor="middle">{_esc(message)}</text>'], message, W, 80)
+
+
+def _y_axis(body: list[str], ticks: list[float], scale, x0: int, x1: int, label: str) -> None:
+    for t in ticks:
+        y = scale(t)
+        body.append(f'<line x1="{x0}" x2="{x1}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>')
+        body.append(f'<text x="{x0 - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">'
+                    f'{_esc(_short(t) if t >= 1000 else _fmt(t))}</text>')
+    body.append(f'<text transform="translate(14,{PAD_T + (H - PAD_T - PAD_B) / 2}) '
+                f'rotate(-90)" text-anchor="middle" class="axis">{_esc(label)}</text>')
+
+
+def bar_chart(chart_id: str, labels: list[str], values: list[float], xlabel: str,
+              ylabel: str = "rows", colors: list[str] | None = None,
+              tips: list[str] | None = None) -> str:
+    """Vertical bars, one per label, with the value over each bar."""
+    if not values or max(values) <= 0:
+        return _empty(chart_id, "no rows to show")
+    ticks = _nice_ticks(max(values))
+    top = ticks[-1]
+    inner_w, inner_h = W - PAD_L - PAD_R, H - PAD_T - PAD_B
+    slot = inner_w / len(values)
+    bar = max(1.0, slot * 0.78)
+    body: list[str] = []
+
+    def scale(v):
+        return PAD_T + inner_h * (1 - v / top)
+
+    _y_axis(body, ticks, scale, PAD_L, W - PAD_R, ylabel)
+    every = max(1, math.ceil(len(labels) / 24))  # thin out crowded x labels
+    for i, (lab, v) in enumerate(zip(labels, values, strict=True)):
+        x = PAD_L + i * slot + (slot - bar) / 2
+        y = min(scale(v), PAD_T + inner_h - 1.5) if v > 0 else scale(v)  # keep small bars seen
+        color = colors[i] if colors else ACCENT
+        tip = tips[i] if tips else f"{lab}: {_fmt(v)}"
+        body.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar:.1f}" '
+                    f'height="{PAD_T + inner_h - y:.1f}" fill="{_esc(color)}">'
+                    f'<title>{_esc(tip)}</title></rect>')
+        if len(values) <= 16 and v > 0:
+            body.append(f'<text x="{x + bar / 2:.1f}" y="{y - 4:.1f}" text-anchor="middle" '
+                        f'class="value">{_esc(_fmt(v))}</text>')
+        if i % every == 0:
+            body.append(f'<text x="{x + bar / 2:.1f}" y="{PAD_T + inner_h + 16}" '
+                        f'text-anchor="middle" class="tick">{_esc(lab)}</text>')
+    body.append(f'<text x="{PAD_L + inner_w / 2}" y="{H - 12}" text-anchor="middle" '
+                f'class="axis">{_esc(xlabel)}</text>')
+    return _svg(chart_id, body, f"{ylabel} by {xlabel}")
+
+
+def stacked_hbars(chart_id: str, rows: list[tuple[str, dict[str, int]]],
+                  keys: list[str], colors: dict[str, str]) -> str:
+    """One horizontal bar per row, split by key; widths are shares of the row's total."""
+    if not rows:
+        return _empty(chart_id, "no rows to show")
+    label_w, bar_h, gap, legend_h = 220, 22, 10, 30
+    height = legend_h + len(rows) * (bar_h + gap) + 10
+    inner = W - label_w - PAD_R - 70
+    body: list[str] = []
+    x = label_w
+    for k in keys:  # legend
+        body.append(f'<rect x="{x}" y="6" width="12" height="12" fill="{_esc(colors[k])}"/>'
+                    f'<text x="{x + 16}" y="16" class="tick">{_esc(k)}</text>')
+        x += 24 + 7 * len(k)
+    for r, (name, counts) in enumerate(rows):
+        y = legend_h + r * (bar_h + gap)
+        total = sum(counts.values())
+        shown = name if len(name) <= 32 else "…" + name[-31:]
+        body.append(f'<text x="{label_w - 8}" y="{y + bar_h * 0.7:.1f}" text-anchor="end" '
+                    f'class="tick"><title>{_esc(name)}</title>{_esc(shown)}</text>')
+        x = float(label_w)
+        for k in keys:
+            n = counts.get(k, 0)
+            if not n:
+                continue
+            w = inner * n / total
+            body.append(f'<rect x="{x:.1f}" y="{y}" width="{max(w, 0.5):.1f}" '
+                        f'height="{bar_h}" fill="{_esc(colors[k])}"><title>'
+                        f'{_esc(f"{name}: {k} {n:,} ({100 * n / total:.1f}%)")}</title></rect>')
+            x += w
+        body.append(f'<text x="{label_w + inner + 6}" y="{y + bar_h * 0.7:.1f}" '
+                    f'class="tick">{_esc(f"{total:,}")}</text>')
+    return _svg(chart_id, body, "rows per status for each input file", W, height)
+
+
+def heat_map(chart_id: str, cells: list[tuple[int, int, int]], xlabel: str, ylabel: str,
+             ylabel_of) -> str:
+    """Counts on an (x, y) grid of integers, shaded on a log scale."""
+    if not cells:
+        return _empty(chart_id, "no solved puzzles to show")
+    xs = range(min(c[0] for c in cells), max(c[0] for c in cells) + 1)
+    ys = range(min(c[1] for c in cells), max(c[1] for c in cells) + 1)
+    top = max(c[2] for c in cells)
+    inner_w, inner_h = W - PAD_L - PAD_R - 60, H - PAD_T - PAD_B
+    cw, ch = inner_w / len(xs), inner_h / len(ys)
+    body: list[str] = []
+    for x, y, n in cells:
+        shade = math.log1p(n) / math.log1p(top)
+        px = PAD_L + (x - xs.start) * cw
+        py = PAD_T + inner_h - (y - ys.start + 1) * ch
+        body.append(f'<rect x="{px:.1f}" y="{py:.1f}" width="{cw:.1f}" height="{ch:.1f}" '
+                    f'fill="{_blue(shade)}"><title>{_esc(f"{x} clues, {ylabel_of(y)} guesses: {n:,} puzzles")}'
+                    f'</title></rect>')
+    every = max(1, math.ceil(len(xs) / 20))
+    for i, x in enumerate(xs):
+        if i % every == 0:
+            body.append(f'<text x="{PAD_L + (i + 0.5) * cw:.1f}" y="{PAD_T + inner_h + 16}" '
+                        f'text-anchor="middle" class="tick">{x}</text>')
+    for j, y in enumerate(ys):
+        body.append(f'<text x="{PAD_L - 6}" y="{PAD_T + inner_h - (j + 0.5) * ch + 4:.1f}" '
+                    f'text-anchor="end" class="tick">{_esc(ylabel_of(y))}</text>')
+    # the legend: light = few, dark = many
+    lx = W - PAD_R - 40
+    for k in range(10):
+        body.append(f'<rect x="{lx}" y="{PAD_T + inner_h - (k + 1) * inner_h / 10:.1f}" '
+                    f'width="14" height="{inner_h / 10:.1f}" fill="{_blue(k / 9)}"/>')
+    body.append(f'<text x="{lx + 18}" y="{PAD_T + 10}" class="tick">{_esc(_short(top))}</text>'
+                f'<text x="{lx + 18}" y="{PAD_T + inner_h}" class="tick">1</text>')
+    body.append(f'<text x="{PAD_L + inner_w / 2}" y="{H - 12}" text-anchor="middle" '
+                f'class="axis">{_esc(xlabel)}</text>')
+    body.append(f'<text transform="translate(14,{PAD_T + inner_h / 2}) rotate(-90)" '
+                f'text-anchor="middle" class="axis">{_esc(ylabel)}</text>')
+    return _svg(chart_id, body, f"{ylabel} against {xlabel}")
+
+
+def _blue(t: float) -> str:
+    """From a pale to a deep blue, t in 0..1."""
+    lo, hi = (239, 243, 255), (8, 48, 107)
+    r, g, b = (round(a + (z - a) * t) for a, z in zip(lo, hi, strict=True))
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def line_chart(chart_id: str, points: list[tuple[float, float]], xlabel: str,
+               ylabel: str) -> str:
+    """A polyline through (x, y) points, with a dot per point."""
+    if len(points) < 1:
+        return _empty(chart_id, "no result parts to show")
+    xmax = max(p[0] for p in points) or 1.0
+    ymax = max(p[1] for p in points)
+    xt, yt = _nice_ticks(xmax), _nice_ticks(ymax)
+    inner_w, inner_h = W - PAD_L - PAD_R, H - PAD_T - PAD_B
+
+    def sx(v):
+        return PAD_L + inner_w * v / xt[-1]
+
+    def sy(v):
+        return PAD_T + inner_h * (1 - v / yt[-1])
+
+    body: list[str] = []
+    _y_axis(body, yt, sy, PAD_L, W - PAD_R, ylabel)
+    for t in xt:
+        body.append(f'<text x="{sx(t):.1f}" y="{PAD_T + inner_h + 16}" text-anchor="middle" '
+                    f'class="tick">{_esc(_fmt(t))}</text>')
+    x0, y0 = points[0]
+    body.append(f'<line x1="{sx(0):.1f}" y1="{sy(0):.1f}" x2="{sx(x0):.1f}" y2="{sy(y0):.1f}" '
+                f'stroke="#999" stroke-dasharray="4 4"><title>start-up and the first part'
+                f'</title></line>')
+    path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in points)
+    body.append(f'<polyline points="{path}" fill="none" stroke="{ACCENT}" stroke-width="2"/>')
+    if len(points) <= 200:
+        for x, y in points:
+            body.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3" fill="{ACCENT}">'
+                        f'<title>{_esc(f"{x:.2f} s: {y:,.0f} rows")}</title></circle>')
+    body.append(f'<text x="{PAD_L + inner_w / 2}" y="{H - 12}" text-anchor="middle" '
+                f'class="axis">{_esc(xlabel)}</text>')
+    return _svg(chart_id, body, f"{ylabel} over {xlabel}")
+
+
+# ---------------------------------------------------------------------------------------
+# The HTML page
+
+CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;
+ background:#f6f7f9;color:#222}
+main{max-width:980px;margin:0 auto;padding:24px}
+h1{font-size:1.5em;margin:0 0 4px} h2{font-size:1.15em;margin:0 0 6px}
+section{background:#fff;border:1px solid #e1e4e8;border-radius:8px;padding:16px 20px;
+ margin:16px 0}
+p.note{color:#555;font-size:.9em;margin:4px 0 10px}
+.banner{background:#fff4e5;border:1px solid #f0b36b;padding:10px 14px;border-radius:6px}
+.kpis{display:flex;flex-wrap:wrap;gap:12px}
+.kpi{flex:1 1 140px;background:#f6f8fa;border-radius:6px;padding:10px 12px}
+.kpi b{display:block;font-size:1.35em}
+.kpi span{color:#555;font-size:.85em}
+table{border-collapse:collapse;font-size:.9em;width:100%}
+th,td{text-align:right;padding:4px 8px;border-bottom:1px solid #eee}
+th:first-child,td:first-child{text-align:left;word-break:break-all}
+svg.chart{max-width:100%;height:auto;font-size:11px}
+svg .grid{stroke:#e5e5e5} svg .tick{fill:#555} svg .axis{fill:#333;font-size:12px}
+svg .value{fill:#333;font-size:10px} svg .empty{fill:#888;font-size:14px}
+code{background:#f0f0f0;padding:1px 4px;border-radius:3px}
+"""
+
+
+def _kpi(value: str, label: str) -> str:
+    return f'<div class="kpi"><b>{_esc(value)}</b><span>{_esc(label)}</span></div>'
+
+
+def _section(sid: str, title: str, note: str, content: str) -> str:
+    return (f'<section id="{_esc(sid)}"><h2>{_esc(title)}</h2>'
+            + (f'<p class="note">{_esc(note)}</p>' if note else "") + content + "</section>")
+
+
+def throughput_points(data: RunData) -> tuple[list[tuple[float, float]], str]:
+    """Cumulative rows against seconds since the first part, from part file mtimes."""
+    parts = sorted(data.parts, key=lambda p: p.mtime)
+    if not parts:
+        return [], ""
+    start = parts[0].mtime
+    started = data.manifest.get("started_at") or data.stats.get("started_at")
+    origin = "the first result part"
+    if started:
+        try:
+            t0 = datetime.fromisoformat(started).timestamp()
+            if t0 <= start and start - t0 < 24 * 3600:
+                start, origin = t0, "the run's start (manifest started_at)"
+        except (ValueError, OverflowError):
+            pass
+    points, total = [], 0
+    for p in parts:
+        total += p.rows
+        points.append((max(p.mtime - start, 0.0), float(total)))
+    return points, origin
+
+
+def _preemption_note(data: RunData) -> str:
+    """What solve_us measures, and how much of this run's engine time was someone else's."""
+    wall, cpu = data.stats.get("engine_seconds"), data.stats.get("engine_cpu_seconds")
+    text = ("solve_us is elapsed time (the CPU's cycle counter around each puzzle), so it "
+            "includes any stretch when the OS ran something else on that core.")
+    if wall and cpu is not None:
+        share = max(0.0, 1 - cpu / wall)
+        text += (f" In this run the engine had the CPU for {100 * (1 - share):.1f}% of its "
+                 f"time" + (": the slowest times are likely inflated by that." if share > 0.05
+                            else ": the times are undisturbed."))
+    return text
+
+
+def _grade_rows(data: RunData) -> tuple[list[str], list[int]]:
+    names = [g for g in GRADES] + (["none"] if data.grades.get("none") else [])
+    return names, [data.grades.get(g, 0) for g in names]
+
+
+def render_html(data: RunData) -> str:
+    name = data.manifest.get("run_id") or data.folder.name
+    out: list[str] = []
+    out.append('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+               '<meta name="viewport" content="width=device-width, initial-scale=1">'
+               f"<title>{_esc(f'pipeline report: {data.folder}')}</title>"
+               f"<style>{CSS}</style></head><body><main>")
+    out.append(f"<h1>Run report: {_esc(data.folder)}</h1>")
+    out.append(f'<p class="note">run {_esc(name)}; started {_esc(data.manifest.get("started_at") or data.stats.get("started_at") or "?")}, '
+               f'finished {_esc(data.manifest.get("finished_at") or data.stats.get("finished_at") or "—")}; '
+               f'report made {_esc(time.strftime("%Y-%m-%d %H:%M:%S"))}</p>')
+    if not data.finished:
+        out.append('<p class="banner" id="unfinished"><b>Unfinished run:</b> there is no '
+                   "_SUCCESS marker. These are the rows written so far; run the same "
+                   "<code>pipeline run</code> command again to resume.</p>")
+    out.append(_overview(data))
+    out.append(_section("status", "Rows per status", "How every input row ended.",
+                        bar_chart("chart-status", STATUS_NAMES,
+                                  [data.status.get(s, 0) for s in STATUS_NAMES], "status",
+                                  colors=[STATUS_COLORS[s] for s in STATUS_NAMES])
+                        + _reasons_table(data)))
+    labels = [guess_bin_label(b) for b, _ in data.guess_bins]
+    out.append(_section(
+        "effort", "Effort: guesses per puzzle",
+        "Guesses (branch points) the engine needed per puzzle it searched, on a log2 scale: "
+        "each bar doubles the range of the one before. 0 = solved by propagation alone."
+        + (f" Most guesses in one puzzle: {data.guesses_max:,}." if data.guesses_max is not None
+           else ""),
+        bar_chart("chart-guesses", labels, [n for _, n in data.guess_bins],
+                  "guesses per puzzle (log2 bins)", "puzzles")))
+    if data.time_bins:
+        lo, hi = data.time_bins[0][0], data.time_bins[-1][0]
+        counts = dict(data.time_bins)
+        bins = list(range(lo, hi + 1))
+        us = data.solve_us
+        note = (f"Time in the solver kernel per puzzle ({data.timed_rows:,} timed rows), log "
+                f"scale, {TIME_BINS_PER_DECADE} bins per power of ten; each bar starts at its "
+                f"label. p50 {us['p50']:.1f} µs, p90 {us['p90']:.1f} µs, p99 {us['p99']:.1f} "
+                f"µs, max {us['max']:,.0f} µs. " + _preemption_note(data))
+        chart = bar_chart("chart-solve-time", [time_bin_label(b) for b in bins],
+                          [counts.get(b, 0) for b in bins], "solve time per puzzle (µs, log)",
+                          "puzzles")
+    else:
+        note = "This run has no per-puzzle solve times (solve_us is null: --no-timings)."
+        chart = _empty("chart-solve-time", "no solve times in this run")
+    out.append(_section("solve-time", "Solve time per puzzle", note, chart))
+    out.append(_section(
+        "clues-guesses", "Clues against guesses",
+        "Each cell counts puzzles with that many givens (x) and that effort (y, log2 bins "
+        "of guesses); darker = more puzzles (log shading). Rows with a well-formed puzzle "
+        "the engine searched.",
+        heat_map("chart-clues-guesses", data.clue_guess, "clues (givens in the puzzle)",
+                 "guesses", guess_bin_label)))
+    gnames, gcounts = _grade_rows(data)
+    out.append(_section(
+        "grades", "Grades",
+        "easy 0 guesses, medium 1–2, hard 3–9, expert 10–49, extreme 50+ (pipeline.sudoku.grade); "
+        "'none' is a row that is not solved (no grade).",
+        bar_chart("chart-grades", gnames, gcounts, "grade", "puzzles",
+                  colors=[GRADE_COLORS[g] for g in gnames])))
+    points, origin = throughput_points(data)
+    rate = ""
+    if len(points) > 1 and points[-1][0] > 0:
+        rate = f" Overall {points[-1][1] / points[-1][0]:,.0f} rows/s."
+    out.append(_section(
+        "throughput", "Throughput through the run",
+        f"Rows written so far, plotted at the moment each result part was written (its "
+        f"file's modification time), in seconds since {origin or 'the first part'}; one "
+        f"dot per part ({len(points)} parts); the dashed line is start-up until the "
+        f"first part. A steady slope is a steady rate; a flat stretch is a pause (or a "
+        f"resume)." + rate,
+        line_chart("chart-throughput", points, "seconds", "rows written")))
+    out.append(_section(
+        "sources", "Per input file", "Rows per status for each input, as shares of its rows.",
+        stacked_hbars("chart-sources", data.sources,
+                      [s for s in STATUS_NAMES if any(c.get(s) for _, c in data.sources)],
+                      STATUS_COLORS) + _sources_table(data)))
+    out.append("</main></body></html>\n")
+    return "".join(out)
+
+
+def _overview(data: RunData) -> str:
+    st = data.stats
+    solved = data.status.get("solved", 0)
+    kpis = [_kpi(f"{data.rows:,}", "rows"),
+            _kpi(f"{100 * solved / data.rows:.2f}%" if data.rows else "—", "solved"),
+            _kpi(f"{st['wall_seconds']:.2f} s" if st.get("wall_seconds") else "—", "wall time"),
+            _kpi(f"{st['rows_per_second']:,.0f}" if st.get("rows_per_second") else "—",
+                 "rows/s"),
+            _kpi(str(len(data.parts)), "result parts"),
+            _kpi(str(len(data.sources)), "input files")]
+    em = data.expected
+    if em and (em["match"] or em["mismatch"]):
+        kpis.append(_kpi(f"{em['mismatch']:,}", "expected solution mismatches"))
+    cfg = {**(data.manifest.get("config") or {}),
+           **{k: data.manifest[k] for k in ("workers", "executor") if k in data.manifest}}
+    extra = ", ".join(f"{k} {cfg[k]}" for k in ("workers", "chunk_size", "executor")
+                      if k in cfg)
+    note = "uniqueness proved (limit 2)" if data.manifest.get("uniqueness_checked", True) \
+        else "first solution only (uniqueness not proved)"
+    return _section("overview", "Overview", f"{note}" + (f"; {extra}" if extra else ""),
+                    '<div class="kpis">' + "".join(kpis) + "</div>")
+
+
+def _reasons_table(data: RunData) -> str:
+    if not data.reasons:
+        return ""
+    rows = "".join(f"<tr><td>{_esc(r)}</td><td>{n:,}</td></tr>" for r, n in data.reasons)
+    return ('<p class="note">Most common reasons:</p><table><tr><th>reason</th>'
+            f"<th>rows</th></tr>{rows}</table>")
+
+
+def _sources_table(data: RunData) -> str:
+    if not data.sources:
+        return ""
+    cols = [s for s in STATUS_NAMES if any(c.get(s) for _, c in data.sources)]
+    head = "".join(f"<th>{_esc(c)}</th>" for c in cols)
+    body = "".join(
+        f"<tr><td>{_esc(name)}</td>" + "".join(f"<td>{c.get(s, 0):,}</td>" for s in cols)
+        + f"<td>{sum(c.values()):,}</td></tr>" for name, c in data.sources)
+    return f"<table><tr><th>input</th>{head}<th>rows</th></tr>{body}</table>"
+
+
+# ---------------------------------------------------------------------------------------
+# The terminal
+
+
+def print_terminal(data: RunData, html_path: Path | None, console=None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console()
+    state = "finished" if data.finished else "[bold yellow]UNFINISHED[/] (no _SUCCESS)"
+    table = Table(title=f"run {data.folder} — {state}", show_footer=True)
+    table.add_column("status", footer="total")
+    table.add_column("rows", justify="right", footer=f"{data.rows:,}")
+    table.add_column("share", justify="right")
+    for s in STATUS_NAMES:
+        n = data.status.get(s, 0)
+        table.add_row(s, f"{n:,}", f"{100 * n / data.rows:.1f}%" if data.rows else "-")
+    console.print(table)
+    if data.rows:
+        names, counts = _grade_rows(data)
+        console.print("grades: " + ", ".join(f"{g} {n:,}" for g, n in zip(names, counts,
+                                                                         strict=True) if n))
+    st = data.stats
+    if st.get("wall_seconds"):
+        console.print(f"{data.rows:,} rows in {st['wall_seconds']:.2f} s "
+                      f"({st.get('rows_per_second') or 0:,.0f} rows/s)")
+    if data.solve_us:
+        u = data.solve_us
+        console.print(f"solve time per puzzle: p50 {u['p50']:.1f} µs, p99 {u['p99']:.1f} µs, "
+                      f"max {u['max']:,.0f} µs")
+    if len(data.sources) > 1:
+        cols = [s for s in STATUS_NAMES if any(c.get(s) for _, c in data.sources)]
+        per = Table(title="per input file")
+        per.add_column("input")
+        for c in cols:
+            per.add_column(c, justify="right")
+        for name, c in data.sources:
+            per.add_row(name, *[f"{c.get(s, 0):,}" for s in cols])
+        console.print(per)
+    for reason, n in data.reasons[:3]:
+        console.print(f"  {n:,} x {reason}", markup=False, highlight=False)
+    if html_path is not None:
+        console.print(f"report: {html_path}", markup=False, highlight=False)
+
+
+def main(folder: str, html_out: str | None = None, no_html: bool = False,
+         quiet: bool = False) -> Path | None:
+    """`pipeline report`: aggregate, write the HTML (atomically), print the table."""
+    data = load(folder)
+    path = None
+    if not no_html:
+        path = Path(html_out) if html_out else data.folder / REPORT
+        text = render_html(data)
+        Location(str(path)).write_atomic(text.encode("utf-8"))
+    if not quiet:
+        print_terminal(data, path)
+    return path
+
+
+def show(folder: str, statuses: list[str], limit: int = 20, fmt: str = "table") -> int:
+    """`pipeline show`: the rows of a run with the given statuses (source, row, status,
+    reason, puzzle), read lazily: only the rows shown are held."""
+    root = Path(folder)
+    layout.existing_run(Location(folder))
+    parts = sorted((root / layout.RESULTS).glob("part-*.parquet"))
+    if not parts:
+        return 0
+    query = (pl.scan_parquet(parts)
+             .filter(pl.col("status").is_in(statuses))
+             .select("source", "row", "status", "reason", "puzzle")
+             .sort("source", "row"))
+    frame = (query.head(limit) if limit else query).collect()
+    total = pl.scan_parquet(parts).filter(pl.col("status").is_in(statuses)).select(
+        pl.len()).collect().item()
+    if fmt == "csv":
+        print(frame.write_csv(), end="")
+    elif fmt == "json":
+        for row in frame.iter_rows(named=True):
+            print(json.dumps(row))
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        which = ", ".join(statuses[:-1]) + " or " + statuses[-1] if len(statuses) > 1 \
+            else statuses[0]
+        if total == 0:
+            Console().print(f"no row of {folder} is {which}", highlight=False)
+            return 0
+        table = Table(title=f"{frame.height:,} of {total:,} rows of {folder} ({which})",
+                      title_justify="left")
+        for name in frame.columns:
+            table.add_column(name, overflow="fold")
+        for row in frame.iter_rows():
+            table.add_row(*["" if v is None else str(v) for v in row])
+        Console().print(table)
+    return 0
