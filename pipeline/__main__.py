@@ -3,7 +3,7 @@
 Ctrl-C and SIGTERM are handled before anything else is imported, so that a stop at any
 moment of start-up ends with its exit code and its one line, not a traceback or a silent
 death. (Only the interpreter's own start, before this module runs, is out of reach; a stop
-that comes during an import is raised once the import is over: errors.stop_signal.)
+that comes during an import is raised once the import is over: execute/lifecycle.py.)
 
 For `pipeline run` the local pool's forkserver is started here too: its second of imports
 (numba, the compiled kernels) then overlaps the reading of the command line and of the
@@ -28,35 +28,32 @@ def _exit_now() -> None:
     """The last exit handler: end the process with the command's code, stdio flushed."""
     if not _EXIT_CODE:
         return  # not a command's own end (an error escaped it): the usual teardown
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a closed pipe, a closed stream
-            pass
-    os._exit(_EXIT_CODE[0])
+    from pipeline.execute.lifecycle import exit_now
+
+    exit_now(_EXIT_CODE[0])
 
 
 def main() -> None:
     """The process's entry point (console script and `python -m pipeline`): it ends the
     process."""
     atexit.register(_exit_now)  # before anything that registers one: the last to run
-    from pipeline.errors import Interrupted, Stopped, stop_signal
+    from pipeline.errors import Interrupted
+    from pipeline.execute import lifecycle
 
-    signal.signal(signal.SIGINT, stop_signal)
-    signal.signal(signal.SIGTERM, stop_signal)
+    lifecycle.handle_stops()
     try:
         try:
             if _local_run(sys.argv[1:]):
-                from pipeline.execute.local import start_forkserver
+                from pipeline.job import RUNNER
 
-                start_forkserver()
-            from pipeline.cli import app as cli
+                lifecycle.start_forkserver(RUNNER.preload)
+            from pipeline.cli import exits
 
-            cli.main()
-        except (KeyboardInterrupt, Interrupted) as stop:  # before cli.main handles them
-            exc = Stopped(getattr(stop, "signum", signal.SIGINT))
-            print(f"pipeline: error: {exc}", file=sys.stderr)
-            sys.exit(exc.exit_code)
+            exits.main()
+        except (KeyboardInterrupt, Interrupted) as stop:  # before exits.main handles them
+            from pipeline.cli import exits
+
+            exits.stopped(getattr(stop, "signum", signal.SIGINT))
     except SystemExit as done:  # how cli.main always ends
         code = done.code
         _EXIT_CODE.append(code if isinstance(code, int) else 0 if code is None else 1)

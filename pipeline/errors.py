@@ -1,92 +1,84 @@
-"""The exceptions the pipeline raises on purpose, and the exit code each one means.
+"""The exceptions the pipeline raises on purpose: the whole tree, in one place.
 
-    PipelineError              base (a click.ClickException): a one-line message and an
-                               exit code; the command line shows it as `pipeline: error: ..`
-    ├── UsageError (2)         a bad option, a bad config value
-    ├── InputError (2)         an input that cannot be used: missing, a folder, not text, ...
-    ├── OutputBusy (2)         another run holds the output folder
-    ├── DefinitionMismatch (2) the output folder holds a different run (use --overwrite)
-    ├── RunFailed (3)          a failure the run could not recover from: a write error, ...
-    │   └── InputChanged (3)   an input's bytes are no longer those the plan hashed
-    └── Stopped (130/143)      Ctrl-C or SIGTERM; the folder is left resumable
+    PipelineError              base: a failure with a one-line message for the user
+    ├── UsageError             a bad option, a bad config value
+    ├── InputError             an input that cannot be used: missing, a folder, not text, ...
+    ├── OutputBusy             another run holds the output folder
+    ├── DefinitionMismatch     the output folder holds a different run (use --overwrite)
+    ├── TargetNotReached       `generate` could not make enough puzzles of the kind asked
+    ├── RunFailed              a failure the run could not recover from: a write error, ...
+    │   └── InputChanged       an input's bytes are no longer those the plan hashed
+    └── Stopped                Ctrl-C or SIGTERM (`signum`); the folder is left resumable
 
-    WorkerLost                 (executors) the process running a task died: retried
+    WorkerLost                 the process running a task died: the scheduler retries it
 
-    Interrupted                a BaseException, raised by the Ctrl-C and SIGTERM handler so
-                               that no `except Exception` on the way mistakes it for a
-                               failure; the run turns it into Stopped once it has cleaned up
+    Interrupted                a BaseException, raised by the Ctrl-C and SIGTERM handler
+                               (execute.lifecycle) so that no `except Exception` on the way
+                               mistakes it for a failure; a run turns it into Stopped once
+                               it has cleaned up
 
     PuzzleError                the classic API's complaint about one board
     ├── MalformedPuzzle
     ├── InvalidPuzzle
     └── UnsolvablePuzzle
+
+Nothing here knows about exit codes or terminals: the command line maps each exception
+to its exit code and its line (cli/exits.py), so that `pipeline.run()` and the other
+functions can be called from Python and their failures caught by type.
 """
 
 from __future__ import annotations
 
-import click
+import signal
 
 
-class PipelineError(click.ClickException):
-    """A failure with a one-line message for the user and an exit code."""
+class PipelineError(Exception):
+    """A failure with a one-line message for the user."""
 
-    exit_code = 3
-
-    def show(self, file=None) -> None:
-        from pipeline.io.storage import scrub
-
-        click.echo(f"pipeline: error: {scrub(self.format_message())}", err=True)
+    @property
+    def message(self) -> str:
+        return str(self.args[0]) if self.args else type(self).__name__
 
 
 class UsageError(PipelineError):
-    exit_code = 2
+    """A bad option or config value."""
 
 
 class InputError(PipelineError):
-    exit_code = 2
+    """An input that cannot be used."""
 
 
 class OutputBusy(PipelineError):
-    exit_code = 2
+    """Another run holds the output folder."""
 
 
 class DefinitionMismatch(PipelineError):
-    exit_code = 2
+    """The output folder holds a different run."""
+
+
+class TargetNotReached(PipelineError):
+    """The requested grade or clue count did not come up often enough."""
 
 
 class RunFailed(PipelineError):
-    exit_code = 3
+    """A failure the run could not recover from (its folder stays resumable)."""
 
 
 class InputChanged(RunFailed):
-    pass
+    """An input's bytes are no longer those the plan hashed."""
+
+
+class Stopped(PipelineError):
+    """Ctrl-C or SIGTERM stopped the command."""
+
+    def __init__(self, signum: int):
+        name = signal.Signals(signum).name
+        super().__init__(f"stopped by {name}; run the same command again to resume")
+        self.signum = signum
 
 
 class WorkerLost(Exception):
     """The process running a task died (killed, crashed, out of memory)."""
-
-
-class Stopped(PipelineError):
-    def __init__(self, signum: int):
-        import signal
-
-        name = signal.Signals(signum).name
-        super().__init__(f"stopped by {name}; run the same command again to resume")
-        self.exit_code = 128 + signum
-
-    def show(self, file=None) -> None:
-        """Say why, and leave at once: a second Ctrl-C during the interpreter's own shutdown
-        (which puts the default handler back) would otherwise kill us after the line."""
-        import os
-        import signal
-        import sys
-
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        super().show(file)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(self.exit_code)
 
 
 class Interrupted(BaseException):
@@ -95,52 +87,6 @@ class Interrupted(BaseException):
     def __init__(self, signum: int):
         super().__init__(signum)
         self.signum = signum
-
-
-RETRY = 0.01  # seconds after which a stop that came during an import is raised again
-_PENDING: list[int] = []  # the signal of a stop put off until an import is over
-
-
-def stop_signal(signum, frame) -> None:
-    """The handler of Ctrl-C and SIGTERM: the first one stops whatever the main thread is
-    doing; later ones are ignored, so that stopping (closing workers, saying why) is not
-    itself interrupted (a second Ctrl-C used to print a traceback or hang).
-
-    A stop that comes while the main thread is importing a module is raised once the
-    import is over (checked every RETRY seconds, by SIGALRM): raised inside an import it
-    could be swallowed (Python ignores an exception in importlib's callbacks, and the run
-    went on) or changed (one raised in a class's `__set_name__` comes out as a
-    RuntimeError, and the run said "internal error")."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    if _importing(frame):
-        _PENDING.append(signum)
-        signal.signal(signal.SIGALRM, _stop_later)
-        signal.setitimer(signal.ITIMER_REAL, RETRY)
-        return
-    raise Interrupted(signum)
-
-
-def _stop_later(_signum, frame) -> None:
-    import signal
-
-    if not _PENDING:
-        return
-    if _importing(frame):
-        signal.setitimer(signal.ITIMER_REAL, RETRY)
-        return
-    raise Interrupted(_PENDING.pop())
-
-
-def _importing(frame) -> bool:
-    """Whether `frame` or one of its callers is importlib's."""
-    while frame is not None:
-        if frame.f_code.co_filename.startswith("<frozen importlib._bootstrap"):
-            return True
-        frame = frame.f_back
-    return False
 
 
 class PuzzleError(ValueError):

@@ -114,7 +114,7 @@ def invoke(args: list[str], input: bytes | str | None = None,
 
     from click.testing import CliRunner
 
-    from pipeline.cli import app as cli
+    from pipeline.cli import exits
 
     unset = {k: None for k in os.environ if k.startswith("PIPELINE_")}
     unset["DASK_SCHEDULER_ADDRESS"] = None
@@ -124,7 +124,7 @@ def invoke(args: list[str], input: bytes | str | None = None,
         sys.argv = ["pipeline", *args]
         os.chdir(cwd or here)
         try:
-            cli.main()
+            exits.main()
             code = 0
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
@@ -267,25 +267,25 @@ class InlineExecutor(Executor):
 
 
 def read_input(path, range_bytes: int | None = None, puzzle_column=None, solution_column=None):
-    """(frame of every row, {row: reason}, layout) as the pipeline reads a file, and checked
+    """(frame of every row, {row: reason}, shape) as the pipeline reads a file, and checked
     two ways: in one pass from the start, and range by range as `pipeline run` plans it
     (with `range_bytes`, or the default). Both must give the same rows and reasons."""
     import pyarrow as pa
 
-    from pipeline.io import reader, schema
+    from pipeline.io import inputs, reader, schema
     from pipeline.io.storage import Location
     from pipeline.job import plan
 
-    inp = plan.open_input(str(path), 0, puzzle_column, solution_column, schema.OURS)
-    names = reader.column_names(inp.layout)
+    inp = inputs.open_input(str(path), 0, puzzle_column, solution_column, schema.OURS)
+    names = reader.column_names(inp.shape)
     whole, reasons = [], {}
-    for first, rows in plan.read_whole(inp):
+    for first, rows in inputs.read_whole(inp):
         whole.append(rows)
         reasons.update({first + i: why for i, why in rows.reasons.items()})
     if inp.stream == "gzip":
         copy = Location(str(path) + ".spilled")
         with inp.location.open_stream() as f:
-            plan.spill(f, copy, True, inp.source)
+            inputs.spill(f, copy, True, inp.source)
         inp.location = copy
     plan.plan_inputs([inp], InlineExecutor(), 1000)
     if range_bytes is not None:
@@ -297,8 +297,8 @@ def read_input(path, range_bytes: int | None = None, puzzle_column=None, solutio
     ranged, range_reasons, row = [], {}, 0
     for r in inp.ranges:
         assert r.first_row == row
-        with inp.location.span(r.start, r.end) as read:
-            rows = reader.read_rows(read, r.start, r.end, inp.layout)
+        with inp.location.reader(r.start, r.end) as read:
+            rows = reader.read_rows(read, r.start, r.end, inp.shape)
         assert rows.n == r.rows
         ranged.append(rows)
         range_reasons.update({row + i: why for i, why in rows.reasons.items()})
@@ -315,7 +315,7 @@ def read_input(path, range_bytes: int | None = None, puzzle_column=None, solutio
 
     one, other = frame(whole), frame(ranged)
     assert one.equals(other), (one, other)
-    return one, reasons, inp.layout
+    return one, reasons, inp.shape
 
 
 @pytest.fixture(scope="session")

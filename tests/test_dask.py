@@ -24,6 +24,7 @@ import pytest
 pytest.importorskip("distributed")
 
 from pipeline.errors import WorkerLost  # noqa: E402
+from pipeline.job import RUNNER  # noqa: E402
 from pipeline.job.worker import FAULT_ENV  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -101,19 +102,19 @@ def _solve_tasks(path: Path, range_bytes: int) -> list:
     """The Solve tasks of a text file, planned here (each a description of a byte range)."""
     from conftest import InlineExecutor
 
-    from pipeline.io import schema
+    from pipeline.io import inputs, schema
     from pipeline.io.storage import Location
     from pipeline.job import plan
     from pipeline.job.tasks import Solve
 
-    inp = plan.open_input(str(path), 0, None, None, schema.OURS)
+    inp = inputs.open_input(str(path), 0, None, None, schema.OURS)
     plan.plan_inputs([inp], InlineExecutor(), 1000)
     inp.range_bytes = range_bytes
     plan.plan_inputs([inp], InlineExecutor(), 1000,
                      {"definition": {"inputs": [{**inp.describe(), "range_bytes": range_bytes}]}})
     results = Location(str(path.parent / "out" / "results"))
     results.makedirs()
-    return [Solve(r, inp.location, inp.layout, inp.source, results, (), False, 2, True)
+    return [Solve(r, inp.location, inp.shape, inp.source, results, (), False, 2, True)
             for r in inp.ranges]
 
 
@@ -251,7 +252,7 @@ def test_executor_on_local_cluster(monkeypatch, tmp_path):
     # Dask gives up at the first worker death here (its default is 3 retries), so the
     # poison task reaches KilledWorker quickly.
     with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
-        ex = DaskExecutor(None, 2)
+        ex = DaskExecutor(None, 2, RUNNER)
     try:
         ex.ready()
         assert ex.workers == 2 and ex.retries == 0
@@ -638,7 +639,7 @@ def test_a_process_with_threads_keeps_the_client_in_process(cluster):
     from pipeline.execute.dask_cluster import DaskExecutor
 
     assert "polars" in sys.modules
-    ex = dask_client.executor(cluster.address, 2)
+    ex = dask_client.executor(cluster.address, 2, RUNNER)
     try:
         assert isinstance(ex, DaskExecutor)
     finally:

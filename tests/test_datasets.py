@@ -25,8 +25,9 @@ from conftest import SAMPLE_CSV, invoke, read_results
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pipeline.cli.exits import exit_code
 from pipeline.errors import InputError, UsageError
-from pipeline.io import runfolder as layout
+from pipeline.io import runfolder
 from pipeline.sudoku import canonical, check, grid
 from pipeline.sudoku.grade import GRADES
 from pipeline.tools import datasets
@@ -135,7 +136,7 @@ def test_distinct_classes_works_before_success(planted, tmp_path):
 
     copy = tmp_path / "run"
     shutil.copytree(planted["run"], copy)
-    (copy / layout.SUCCESS).unlink()
+    (copy / runfolder.SUCCESS).unlink()
     assert datasets.distinct_classes(copy) == datasets.distinct_classes(planted["run"])
 
 
@@ -258,7 +259,7 @@ def test_not_a_finished_run_or_no_canonical_is_an_input_error(planted, plain_run
         datasets.dedup(plain_run, out)
     with pytest.raises(InputError, match="without --canonical"):
         datasets.split(plain_run, "0.5,0.5", None, 1, str(tmp_path / "s"))
-    assert InputError("x").exit_code == 2
+    assert exit_code(InputError("x")) == 2
     # augment needs no canonical form
     s = datasets.augment(plain_run, 1, 0, str(tmp_path / "aug.parquet"))
     assert s.written == s.solved > 0
@@ -293,7 +294,7 @@ def test_usage_errors(planted, tmp_path):
         datasets.dedup(run, str(run / "results" / "dedup.parquet"))
     with pytest.raises(UsageError, match="--copies"):
         datasets.augment(run, 0, 1, str(tmp_path / "a.parquet"))
-    assert UsageError("x").exit_code == 2
+    assert exit_code(UsageError("x")) == 2
     assert not list((run / "results").glob("*dedup*"))
 
 
@@ -525,12 +526,12 @@ def fake_run(folder: Path, sources: list[list[tuple[int | None, str | None]]],
             t = frame.slice(lo, part_rows).to_arrow()
             if meta:
                 info = {"input": i, "first_row": lo, "rows": t.num_rows}
-                t = t.replace_schema_metadata({layout.PART_META: json.dumps(info)})
-            pq.write_table(t, folder / "results" / layout.part_name(number))
+                t = t.replace_schema_metadata({runfolder.PART_META: json.dumps(info)})
+            pq.write_table(t, folder / "results" / runfolder.part_name(number))
             number += 1
-    (folder / layout.MANIFEST).write_text(json.dumps(
+    (folder / runfolder.MANIFEST).write_text(json.dumps(
         {"definition": {"inputs": [{"path": n} for n in names]}}))
-    (folder / layout.SUCCESS).write_text("")
+    (folder / runfolder.SUCCESS).write_text("")
     return pl.concat(frames)
 
 

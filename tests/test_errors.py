@@ -21,7 +21,8 @@ DONE = True
 RUN = """\
 import signal, sys, time
 sys.path.insert(0, sys.argv[1])
-from pipeline.errors import Interrupted, stop_signal
+from pipeline.errors import Interrupted
+from pipeline.execute.lifecycle import stop_signal
 signal.signal(signal.SIGTERM, stop_signal)
 try:
     import stopped_midway

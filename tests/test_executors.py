@@ -17,10 +17,10 @@ from conftest import PUZZLE
 
 from pipeline.errors import RunFailed, WorkerLost
 from pipeline.execute.local import LocalExecutor
-from pipeline.io import schema
+from pipeline.io import inputs, schema
 from pipeline.io.runfolder import RunFolder
 from pipeline.io.storage import Location
-from pipeline.job import plan
+from pipeline.job import RUNNER, plan
 from pipeline.job.tasks import Solve
 
 pytestmark = pytest.mark.slow
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture
 def pool():
-    ex = LocalExecutor(2)
+    ex = LocalExecutor(2, RUNNER)
     ex.ready()
     yield ex
     ex.close()
@@ -39,11 +39,11 @@ def _solve_task(tmp_path, n: int = 200) -> Solve:
 
     path = tmp_path / "in.txt"
     path.write_text((PUZZLE + "\n") * n)
-    inp = plan.open_input(str(path), 0, None, None, schema.OURS)
+    inp = inputs.open_input(str(path), 0, None, None, schema.OURS)
     plan.plan_inputs([inp], InlineExecutor(), 10**6)
     results = Location(str(tmp_path / "out" / "results"))
     results.makedirs()
-    return Solve(inp.ranges[0], inp.location, inp.layout, inp.source, results, (), False, 2,
+    return Solve(inp.ranges[0], inp.location, inp.shape, inp.source, results, (), False, 2,
                  False)
 
 
@@ -82,7 +82,7 @@ def test_workers_do_not_hold_the_folders_lock(tmp_path):
     folder = RunFolder(Location(str(tmp_path / "out")))
     folder.open()
     folder.lock("this test")
-    ex = LocalExecutor(1)
+    ex = LocalExecutor(1, RUNNER)
     try:
         ex.ready()
         lock = str(tmp_path / "out" / ".lock")
@@ -98,7 +98,7 @@ def test_workers_that_die_as_they_start_end_the_run(monkeypatch):
     from pipeline.execute import local as executors
 
     monkeypatch.setattr(executors, "_worker_main", _die_at_once)
-    ex = LocalExecutor(1)
+    ex = LocalExecutor(1, RUNNER)
     try:
         with pytest.raises(RunFailed, match="die as they start"):
             ex.ready()
@@ -115,7 +115,7 @@ def test_tasks_given_while_the_pool_starts_run_once_it_is_up(tmp_path):
     pool takes tasks at once, says it is warming until a worker is ready, and then runs
     them."""
     task = _solve_task(tmp_path, n=50)
-    ex = LocalExecutor(2)
+    ex = LocalExecutor(2, RUNNER)
     try:
         futures = [ex.submit(task) for _ in range(3)]
         deadline = time.time() + 120

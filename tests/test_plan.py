@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline import compiled
-from pipeline.io import records, schema
+from pipeline.io import inputs, ranges, records, schema
 from pipeline.io.storage import Location
 from pipeline.job import plan, schedule
-from pipeline.job.tasks import Batch
+from pipeline.job.tasks import Bundle
 
 
 def _plain_by_definition(data: bytes, quotes: bool, comments: bool) -> bool:
@@ -77,26 +77,26 @@ def test_the_parents_pieces_are_the_workers_or_none(tmp_path, lines, eol, csv, r
     path = tmp_path / ("in.csv" if csv else "in.txt")
     path.write_bytes(((("puzzle,solution" + eol) if csv else "") + eol.join(lines)).encode())
     try:
-        inp = plan.open_input(str(path), 0, None, None, schema.OURS)
+        inp = inputs.open_input(str(path), 0, None, None, schema.OURS)
     except Exception:
         return  # not a usable input at all: nothing to plan
     inp.range_bytes = range_bytes
-    for piece in plan.pieces(inp, path.stat().st_size):
-        mine = plan.parent_piece(piece)
-        assert mine is None or mine == plan.scan_piece(piece)
+    for piece in plan.nominal_ranges(inp, path.stat().st_size):
+        mine = ranges.find_in_parent(piece)
+        assert mine is None or mine == ranges.find_range(piece)
 
 
 @needs_aot
 @pytest.mark.parametrize("header", ["quizzes,solutions\n", '"quizzes","solutions"\n', ""])
 def test_the_parent_plans_every_piece_of_a_plain_file(tmp_path, header):
-    """A header (even a quoted one: the layout found where it ends) is hashed, not counted."""
+    """A header (even a quoted one: the shape found where it ends) is hashed, not counted."""
     path = tmp_path / "in.csv"
     path.write_text(header + (PUZZLE + "," + PUZZLE + "\n") * 300)
-    inp = plan.open_input(str(path), 0, None, None, schema.OURS)
+    inp = inputs.open_input(str(path), 0, None, None, schema.OURS)
     inp.range_bytes = 2_000
-    pieces = plan.pieces(inp, path.stat().st_size)
-    mine = [plan.parent_piece(p) for p in pieces]
-    assert all(m is not None and m == plan.scan_piece(p)
+    pieces = plan.nominal_ranges(inp, path.stat().st_size)
+    mine = [ranges.find_in_parent(p) for p in pieces]
+    assert all(m is not None and m == ranges.find_range(p)
                for m, p in zip(mine, pieces, strict=True))
     assert sum(m.scan.rows for m in mine) == 300
 
@@ -105,16 +105,16 @@ def test_the_parent_plans_every_piece_of_a_plain_file(tmp_path, header):
 def test_the_parent_leaves_what_it_cannot_read_here_to_the_workers(tmp_path):
     path = tmp_path / "in.txt"
     path.write_text((PUZZLE + "\n") * 50)
-    inp = plan.open_input(str(path), 0, None, None, schema.OURS)
+    inp = inputs.open_input(str(path), 0, None, None, schema.OURS)
     inp.range_bytes = 1_000
-    piece = plan.pieces(inp, path.stat().st_size)[1]
-    assert plan.parent_piece(piece) is not None
-    remote = plan.Piece(0, Location("memory://in.txt"), piece.layout, piece.start,
+    piece = plan.nominal_ranges(inp, path.stat().st_size)[1]
+    assert ranges.find_in_parent(piece) is not None
+    remote = ranges.FindRange(0, Location("memory://in.txt"), piece.shape, piece.start,
                         piece.stop, False)
-    assert plan.parent_piece(remote) is None
+    assert ranges.find_in_parent(remote) is None
     path.unlink()
-    assert plan.parent_piece(piece) is None  # the worker that runs it says what is wrong
-    assert plan.parent_piece("not a piece") is None
+    assert ranges.find_in_parent(piece) is None  # the worker that runs it says what is wrong
+    assert ranges.find_in_parent("not a piece") is None
 
 
 class Warming(InlineExecutor):
@@ -159,21 +159,21 @@ def test_run_all_shares_the_tasks_with_this_process(calls):
 
 @pytest.mark.parametrize("workers", [1, 2, 5])
 def test_ready_workers_plan_in_batches_with_every_result_in_its_place(tmp_path, workers):
-    """With no pool starting, the planning tasks go a few per worker in one Batch each:
+    """With no pool starting, the planning tasks go a few per worker in one Bundle each:
     the same cuts, in the same order, as task by task."""
     path = tmp_path / "in.txt"
     path.write_text((PUZZLE + "\n") * 400)
-    inp = plan.open_input(str(path), 0, None, None, schema.OURS)
+    inp = inputs.open_input(str(path), 0, None, None, schema.OURS)
     inp.range_bytes = 1_000
-    pieces = plan.pieces(inp, path.stat().st_size)
+    pieces = plan.nominal_ranges(inp, path.stat().st_size)
     ex = InlineExecutor()
     ex.workers = workers
     sent: list = []
     submit = ex.submit
     ex.submit = lambda task: (sent.append(task), submit(task))[1]
     cuts = plan.run_planning(ex, pieces)
-    assert cuts == [plan.scan_piece(p) for p in pieces]
-    assert all(isinstance(t, Batch) for t in sent)
+    assert cuts == [ranges.find_range(p) for p in pieces]
+    assert all(isinstance(t, Bundle) for t in sent)
     assert len(sent) <= workers * plan.BATCHES_PER_WORKER < len(pieces)
 
 
@@ -182,10 +182,10 @@ def test_without_the_compiled_module_the_parent_leaves_planning_to_the_workers(t
     path = tmp_path / "in.txt"
     path.write_text((PUZZLE + "\n") * 50)
     code = ("import sys\n"
-            "from pipeline.io import schema\nfrom pipeline.job import plan\n"
-            f"inp = plan.open_input({str(path)!r}, 0, None, None, schema.OURS)\n"
+            "from pipeline.io import inputs, ranges, schema\nfrom pipeline.job import plan\n"
+            f"inp = inputs.open_input({str(path)!r}, 0, None, None, schema.OURS)\n"
             "inp.range_bytes = 1_000\n"
-            "print([plan.parent_piece(p) for p in plan.pieces(inp, inp.location.size())][:2],"
+            "print([ranges.find_in_parent(p) for p in plan.nominal_ranges(inp, inp.location.size())][:2],"
             " 'numba' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env={**os.environ, compiled.MODE_ENV: "jit"})

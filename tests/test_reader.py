@@ -13,9 +13,8 @@ import pytest
 from conftest import LEET, LEET_SOLUTION, PUZZLE, SOLUTION, read_input
 
 from pipeline.errors import InputError
-from pipeline.io import records, schema
+from pipeline.io import inputs, records, schema
 from pipeline.io.shape import looks_like_puzzle
-from pipeline.job import plan
 
 P0 = PUZZLE.replace(".", "0")
 ROYLE_TITLE = ("Gordon F. Royle, A collection of 49,151 distinct Sudoku con?gurations with 17 "
@@ -23,12 +22,12 @@ ROYLE_TITLE = ("Gordon F. Royle, A collection of 49,151 distinct Sudoku con?gura
 
 
 def read(path, range_bytes: int | None = 97, puzzle_column=None, solution_column=None):
-    """(frame of every row, {row: reason}, layout), read in one pass and in small ranges."""
+    """(frame of every row, {row: reason}, shape), read in one pass and in small ranges."""
     return read_input(path, range_bytes, puzzle_column, solution_column)
 
 
-def open_(path) -> plan.Input:
-    return plan.open_input(str(path), 0, None, None, schema.OURS)
+def open_(path) -> inputs.Input:
+    return inputs.open_input(str(path), 0, None, None, schema.OURS)
 
 
 def assert_rows(frame: pl.DataFrame, n: int) -> None:
@@ -43,8 +42,8 @@ def assert_rows(frame: pl.DataFrame, n: int) -> None:
 def test_kaggle_shape(make_input, gz):
     name = "kaggle.csv" + (".gz" if gz else "")
     path = make_input(name, f"quizzes,solutions\n{P0},{SOLUTION}\n{LEET},{LEET_SOLUTION}\n")
-    frame, reasons, lay = read(path)
-    assert lay.kind == "csv" and lay.header and lay.puzzle_field == 0 and lay.solution_field == 1
+    frame, reasons, shape = read(path)
+    assert shape.kind == "csv" and shape.header and shape.puzzle_field == 0 and shape.solution_field == 1
     assert_rows(frame, 2)
     assert frame["puzzle"].to_list() == [P0, LEET]
     assert frame["expected_solution"].to_list() == [SOLUTION, LEET_SOLUTION]
@@ -55,8 +54,8 @@ def test_kaggle_shape(make_input, gz):
 def test_radcliffe_shape_carries_columns(make_input, eol):
     text = eol.join(["id,puzzle,solution,clues,difficulty", f"1,{PUZZLE},{SOLUTION},26,2.2",
                      f"2,{LEET},{LEET_SOLUTION},30,0.0"]) + eol
-    frame, reasons, lay = read(make_input("radcliffe.csv", text))
-    assert (lay.puzzle_field, lay.solution_field) == (1, 2)
+    frame, reasons, shape = read(make_input("radcliffe.csv", text))
+    assert (shape.puzzle_field, shape.solution_field) == (1, 2)
     assert frame.columns == ["row", "puzzle", "id", "clues", "difficulty", "expected_solution"]
     assert frame.select("id", "clues", "difficulty").rows() == [("1", "26", "2.2"),
                                                                  ("2", "30", "0.0")]
@@ -66,20 +65,20 @@ def test_radcliffe_shape_carries_columns(make_input, eol):
 
 @pytest.mark.parametrize("name", ["puzzle", "Quizzes", "quiz", "grid", "board", "SUDOKU"])
 def test_puzzle_column_found_by_name(make_input, name):
-    frame, _, lay = read(make_input("n.csv", f"x,{name},y\na,{PUZZLE},b\n"))
-    assert lay.puzzle_field == 1
+    frame, _, shape = read(make_input("n.csv", f"x,{name},y\na,{PUZZLE},b\n"))
+    assert shape.puzzle_field == 1
     assert frame["puzzle"].to_list() == [PUZZLE]
     assert frame.columns == ["row", "puzzle", "x", "y"]
 
 
 def test_puzzle_column_found_by_content(make_input):
-    frame, _, lay = read(make_input("c.csv", f"name,stuff\nfoo,{PUZZLE}\n"))
-    assert lay.puzzle_field == 1 and frame["puzzle"].to_list() == [PUZZLE]
+    frame, _, shape = read(make_input("c.csv", f"name,stuff\nfoo,{PUZZLE}\n"))
+    assert shape.puzzle_field == 1 and frame["puzzle"].to_list() == [PUZZLE]
 
 
 def test_puzzle_and_solution_columns_given(make_input):
     path = make_input("g.csv", f"a,b,c\n{LEET},{PUZZLE},{SOLUTION}\n")
-    frame, _, lay = read(path, puzzle_column="B", solution_column="c")
+    frame, _, shape = read(path, puzzle_column="B", solution_column="c")
     assert frame["puzzle"].to_list() == [PUZZLE]
     assert frame["expected_solution"].to_list() == [SOLUTION]
     assert frame["a"].to_list() == [LEET]
@@ -108,8 +107,8 @@ def test_clashing_column_names_get_input_prefix(make_input):
 def test_csv_without_header(make_input, gz):
     rows = [f"{P0},{SOLUTION}", f"{LEET.replace('.', '0')},{LEET_SOLUTION}"] * 3
     path = make_input("noheader.csv" + (".gz" if gz else ""), "\n".join(rows) + "\n")
-    frame, reasons, lay = read(path)
-    assert not lay.header and lay.solution_field == 1
+    frame, reasons, shape = read(path)
+    assert not shape.header and shape.solution_field == 1
     assert_rows(frame, 6)
     assert frame["expected_solution"].to_list()[:2] == [SOLUTION, LEET_SOLUTION]
     assert reasons == {}
@@ -117,29 +116,29 @@ def test_csv_without_header(make_input, gz):
 
 def test_text_comments_blank_lines(make_input):
     text = f"# a comment\n#\n\n{PUZZLE}\n   \n# between\n{LEET}\n\n\n{P0}"
-    frame, reasons, lay = read(make_input("t.txt", text))
-    assert lay.kind == "text"
+    frame, reasons, shape = read(make_input("t.txt", text))
+    assert shape.kind == "text"
     assert_rows(frame, 3)
     assert frame["puzzle"].to_list() == [PUZZLE, LEET, P0]
     assert reasons == {}
 
 
 def test_norvig_count_line(make_input):
-    frame, _, lay = read(make_input("top.txt", f"3\n{PUZZLE}\n{LEET}\n{P0}"))
-    assert lay.data_start > lay.start  # the first line is not a row
+    frame, _, shape = read(make_input("top.txt", f"3\n{PUZZLE}\n{LEET}\n{P0}"))
+    assert shape.data_start > shape.start  # the first line is not a row
     assert frame["puzzle"].to_list() == [PUZZLE, LEET, P0]
 
 
 def test_royle_title_line(make_input):
-    frame, _, lay = read(make_input("s17.txt", f"{ROYLE_TITLE}\n{P0}\n{P0}\n"))
-    assert lay.data_start > lay.start  # the first line is not a row
+    frame, _, shape = read(make_input("s17.txt", f"{ROYLE_TITLE}\n{P0}\n{P0}\n"))
+    assert shape.data_start > shape.start  # the first line is not a row
     assert_rows(frame, 2)
     assert frame["puzzle"].to_list() == [P0, P0]
 
 
 def test_first_line_a_puzzle_is_a_row(make_input):
-    frame, _, lay = read(make_input("p.txt", f"{PUZZLE}\n{LEET}\n"))
-    assert lay.data_start == lay.start
+    frame, _, shape = read(make_input("p.txt", f"{PUZZLE}\n{LEET}\n"))
+    assert shape.data_start == shape.start
     assert_rows(frame, 2)
 
 
@@ -147,8 +146,8 @@ def test_first_line_a_puzzle_is_a_row(make_input):
 @pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
 def test_bom_and_line_endings(make_input, eol, bom):
     csv_text = bom + eol.join(["puzzle,solution", f"{PUZZLE},{SOLUTION}", ""]).encode()
-    frame, reasons, lay = read(make_input("b.csv", csv_text))
-    assert lay.columns == ("puzzle", "solution")
+    frame, reasons, shape = read(make_input("b.csv", csv_text))
+    assert shape.columns == ("puzzle", "solution")
     assert frame["puzzle"].to_list() == [PUZZLE]
     assert frame["expected_solution"].to_list() == [SOLUTION]
     txt = bom + eol.join([PUZZLE, LEET]).encode()
@@ -160,17 +159,17 @@ def test_bom_and_line_endings(make_input, eol, bom):
 def test_fixed_width_records(make_input, gz):
     text = (f"00015097c6c3 {P0}  7.2\n0001d2888928 {LEET.replace('.', '0')}  7.1\n"
             f"000274921f39 {P0}\n")
-    frame, reasons, lay = read(make_input("diabolical.txt" + (".gz" if gz else ""), text))
-    assert lay.kind == "fixed" and lay.n_fields == 3 and lay.puzzle_field == 1
+    frame, reasons, shape = read(make_input("diabolical.txt" + (".gz" if gz else ""), text))
+    assert shape.kind == "fixed" and shape.n_fields == 3 and shape.puzzle_field == 1
     assert_rows(frame, 3)
     assert frame["puzzle"].to_list()[:2] == [P0, LEET.replace(".", "0")]
     assert reasons == {2: "2 fields, expected 3"}
 
 
-def _stdin_rows(data: bytes) -> tuple[plan.Input, list]:
+def _stdin_rows(data: bytes) -> tuple[inputs.Input, list]:
     stdin = io.BytesIO(data)
-    inp = plan.open_input("-", 0, None, None, schema.OURS, stdin=stdin)
-    return inp, [rows for _, rows in plan.read_whole(inp, stdin)]
+    inp = inputs.open_input("-", 0, None, None, schema.OURS, stdin=stdin)
+    return inp, [rows for _, rows in inputs.read_whole(inp, stdin)]
 
 
 def test_stdin():
@@ -183,7 +182,7 @@ def test_stdin():
 def test_stdin_csv_plain_or_gzip(gz):
     data = f"puzzle,solution\n{PUZZLE},{SOLUTION}\n".encode()
     inp, batches = _stdin_rows(gzip.compress(data) if gz else data)
-    assert inp.layout.kind == "csv" and inp.layout.header
+    assert inp.shape.kind == "csv" and inp.shape.header
     assert [p.as_py() for b in batches for p in b.columns["expected_solution"]] == [SOLUTION]
 
 
@@ -338,7 +337,7 @@ def test_broken_gzip(make_input, tmp_path):
     path = tmp_path / "cut.txt.gz"
     path.write_bytes(good[: len(good) // 2])
     with pytest.raises(InputError):
-        for _ in plan.read_whole(open_(path)):
+        for _ in inputs.read_whole(open_(path)):
             pass
 
 
@@ -361,8 +360,8 @@ def test_looks_like_puzzle():
 
 @pytest.mark.parametrize("header", ["puzzle", "Quizzes", '"sudoku"'])
 def test_one_column_csv_with_header(make_input, header):
-    frame, reasons, lay = read(make_input("one.csv", f"{header}\r\n{PUZZLE}\r\n{LEET}\r\n"))
-    assert lay.kind == "csv" and lay.header
+    frame, reasons, shape = read(make_input("one.csv", f"{header}\r\n{PUZZLE}\r\n{LEET}\r\n"))
+    assert shape.kind == "csv" and shape.header
     assert frame["puzzle"].to_list() == [PUZZLE, LEET]
     assert reasons == {}
 

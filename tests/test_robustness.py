@@ -25,6 +25,7 @@ from conftest import LEET, PUZZLE, SAMPLE_CSV, SOLUTION, comparable, pipeline_co
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pipeline.cli.exits import exit_code
 from pipeline.errors import InputError, PipelineError
 from pipeline.job import run as run_mod
 from pipeline.job.settings import Settings
@@ -509,14 +510,14 @@ def _records(data: bytes, csv: bool) -> list[tuple[int, bytes]]:
     return out
 
 
-def _expected_rows(data: bytes, layout: dict) -> int:
-    """How many rows the README's rules find in `data` under the run's layout."""
-    csv = layout["kind"] == "csv"
+def _expected_rows(data: bytes, shape: dict) -> int:
+    """How many rows the README's rules find in `data` under the run's shape."""
+    csv = shape["kind"] == "csv"
     start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
     rows = 0
     for at, text in _records(data[start:], csv):
         body = text.strip(b" \t\x0b\x0c")
-        if at + start < layout["data_start"] or not body:
+        if at + start < shape["data_start"] or not body:
             continue
         if not csv and body.startswith(b"#"):
             continue
@@ -539,13 +540,13 @@ def _check_accounted(data: bytes, tmp: Path) -> None:
     except InputError:
         return  # an unusable input is a clear no (exit 2), not a crash
     except PipelineError as exc:  # anything else the pipeline refuses must be a usage error
-        assert exc.exit_code == 2, exc
+        assert exit_code(exc) == 2, exc
         return
     assert (out / "_SUCCESS").exists()
     manifest = json.loads((out / "manifest.json").read_text())
-    layout = manifest["definition"]["inputs"][0]["layout"]
+    shape = manifest["definition"]["inputs"][0]["layout"]
     frame = read_results(out)
-    assert frame.height == _expected_rows(data, layout), layout
+    assert frame.height == _expected_rows(data, shape), shape
     assert frame["row"].to_list() == list(range(frame.height))
     assert summary.rows == frame.height
     assert frame["status"].is_not_null().all()

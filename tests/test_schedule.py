@@ -14,11 +14,11 @@ import pytest
 from conftest import LEET, PUZZLE, SOLUTION, InlineExecutor
 
 from pipeline.errors import InputChanged, RunFailed, WorkerLost
-from pipeline.io import schema
+from pipeline.io import inputs, schema
 from pipeline.io.runfolder import RunFolder
 from pipeline.io.storage import Location
 from pipeline.job import plan, schedule, worker
-from pipeline.job.tasks import Batch, Solve
+from pipeline.job.tasks import Bundle, Solve
 
 POISON = SOLUTION  # a distinct puzzle (a full grid): the fault hook fires on it
 
@@ -34,7 +34,7 @@ class Scripted(InlineExecutor):
         self.sizes: list[int] = []  # ranges per task handed out, probes and finals aside
 
     def submit(self, task):
-        if isinstance(task, Batch):
+        if isinstance(task, Bundle):
             self.kinds.append("batch")
             self.sizes.append(len(task.tasks))
         else:
@@ -54,7 +54,7 @@ class Scripted(InlineExecutor):
 def _solve_tasks(tmp_path, puzzles: list[str], range_bytes: int) -> tuple[list[Solve], RunFolder]:
     path = tmp_path / "in.txt"
     path.write_text("\n".join(puzzles) + "\n")
-    inp = plan.open_input(str(path), 0, None, None, schema.OURS)
+    inp = inputs.open_input(str(path), 0, None, None, schema.OURS)
     plan.plan_inputs([inp], InlineExecutor(), 1000)
     inp.range_bytes = range_bytes
     plan.plan_inputs([inp], InlineExecutor(), 1000,
@@ -62,7 +62,7 @@ def _solve_tasks(tmp_path, puzzles: list[str], range_bytes: int) -> tuple[list[S
     folder = RunFolder(Location(str(tmp_path / "out")))
     folder.open()
     folder.results.makedirs()
-    tasks = [Solve(r, inp.location, inp.layout, inp.source, folder.results, (), False, 2, False)
+    tasks = [Solve(r, inp.location, inp.shape, inp.source, folder.results, (), False, 2, False)
              for r in inp.ranges]
     return tasks, folder
 
@@ -97,7 +97,7 @@ def test_only_the_poison_row_is_an_error(tmp_path, monkeypatch, how, at):
 def test_where_a_round_trip_is_dear_ranges_go_several_to_a_task(tmp_path, monkeypatch, how,
                                                                  at):
     """Fewer ranges a task as the end nears, one each at the end, every part written once;
-    a Batch that fails goes again range by range, and the poison row is the only error."""
+    a Bundle that fails goes again range by range, and the poison row is the only error."""
     monkeypatch.setenv(worker.FAULT_ENV, f"raise:{POISON}")
     puzzles = [PUZZLE if i % 2 else LEET for i in range(100)]
     if at is not None:
@@ -118,7 +118,7 @@ def test_where_a_round_trip_is_dear_ranges_go_several_to_a_task(tmp_path, monkey
     if at is None:
         assert sum(executor.sizes) == 20 and len(executor.sizes) < 20
         assert executor.sizes[-1] == 1
-    else:  # the Batch that held it failed, and its ranges went again one by one
+    else:  # the Bundle that held it failed, and its ranges went again one by one
         held = _batch_holding(executor.sizes, at // 5)
         assert sum(executor.sizes) == 20 + (held if held > 1 else 0)
         assert "probe" in executor.kinds

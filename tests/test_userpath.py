@@ -202,21 +202,21 @@ def test_parquet_edited_under_a_run_is_caught(tmp_path):
     from conftest import InlineExecutor
 
     from pipeline.errors import InputChanged
-    from pipeline.io import schema
+    from pipeline.io import inputs, schema
     from pipeline.io.storage import Location
     from pipeline.job import plan, worker
     from pipeline.job.tasks import Solve
 
     pl.DataFrame({"puzzle": [PUZZLE] * 50}).write_parquet(tmp_path / "p.parquet",
                                                          row_group_size=10)
-    inp = plan.open_input(str(tmp_path / "p.parquet"), 0, None, None, schema.OURS)
+    inp = inputs.open_input(str(tmp_path / "p.parquet"), 0, None, None, schema.OURS)
     plan.plan_inputs([inp], InlineExecutor(), 20)
     assert [r.rows for r in inp.ranges] == [20, 20, 10]
     pl.DataFrame({"puzzle": [LEET] * 50}).write_parquet(tmp_path / "p.parquet",
                                                        row_group_size=10)
     results = Location(str(tmp_path / "out"))
     results.makedirs()
-    task = Solve(inp.ranges[0], inp.location, inp.layout, inp.source, results, (), False, 2,
+    task = Solve(inp.ranges[0], inp.location, inp.shape, inp.source, results, (), False, 2,
                  False)
     with pytest.raises(InputChanged):
         worker.execute(task)

@@ -9,15 +9,14 @@ carries its exit code, so the commands need no ladder of except branches.
 from __future__ import annotations
 
 import json
-import logging
 import sys
-import time
 from typing import Annotated
 
 import click
 import typer
 
 from pipeline import VERSION
+from pipeline.cli import progress as progress_mod
 from pipeline.job.settings import COMPRESSIONS, DEFAULTS, EXECUTORS, LOG_LEVELS
 from pipeline.sudoku.status import STATUS_NAMES
 
@@ -163,7 +162,7 @@ def run(
         fail_on=fail_on or [], timings=timings, canonical=canonical, compression=compression,
         executor=executor, scheduler=scheduler, log_level=log_level)
     show = sys.stderr.isatty() and not quiet and not json_out
-    progress = _Progress() if show else None
+    progress = progress_mod.Progress() if show else None
     hooks = run_mod.Hooks()
     if progress is not None:
         hooks.on_start = progress.start
@@ -184,73 +183,13 @@ def run(
         typer.echo(f"pipeline: already done: {summary.output} holds this run "
                    f"({summary.rows:,} rows)", err=True)
     elif show:
-        _print_table(summary)
+        progress_mod.print_table(summary)
     failing = (f"finished, but found {', '.join(summary.failing)} rows (--fail-on): "
                if summary.failing else "")
     if not quiet and not json_out and not summary.already_done and (failing or not show):
         typer.echo(f"pipeline: {failing}{summary.line()}", err=True)  # one line, always
     if summary.failing:
         raise typer.Exit(summary.exit_code)
-
-
-class _Progress:
-    """A bar on the terminal: rows, percent of the input's bytes, rows/s, time left."""
-
-    def __init__(self):
-        from rich.progress import (
-            BarColumn,
-            Progress,
-            SpinnerColumn,
-            TaskProgressColumn,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        self.started = time.perf_counter()
-        self.rows = 0
-        self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                            TaskProgressColumn(),
-                            TextColumn("[bold]{task.fields[rows]:,}[/] rows"),
-                            TextColumn("{task.fields[rate]:,.0f} rows/s"),
-                            TimeElapsedColumn(), TimeRemainingColumn(),
-                            transient=True, console=_console())
-        self.task = self.bar.add_task("starting", total=None, rows=0, rate=0.0)
-        self.bar.start()
-
-    def start(self, out: str, resumed: int, total_bytes: int, done_bytes: int) -> None:
-        desc = f"solving into {out}" + (f" (resuming after {resumed:,} rows)" if resumed else "")
-        self.bar.update(self.task, description=desc, total=max(total_bytes, 1),
-                        completed=done_bytes)
-
-    def advance(self, rows: int, nbytes: int) -> None:
-        self.rows += rows
-        rate = self.rows / max(time.perf_counter() - self.started, 1e-9)
-        self.bar.update(self.task, advance=nbytes, rows=self.rows, rate=rate)
-
-    def stop(self) -> None:
-        self.bar.stop()
-
-
-def _console():
-    from rich.console import Console
-
-    return Console(stderr=True)
-
-
-def _print_table(summary) -> None:
-    from rich.table import Table
-
-    table = Table(title=f"run: {summary.output}", show_footer=True)
-    table.add_column("status", footer="total")
-    table.add_column("rows", justify="right", footer=f"{summary.rows:,}")
-    table.add_column("share", justify="right")
-    for name, n in summary.counts.items():
-        share = f"{100 * n / summary.rows:.1f}%" if summary.rows else "-"
-        table.add_row(name, f"{n:,}", share)
-    console = _console()
-    console.print(table)
-    console.print(summary.line())
 
 
 @app.command()
@@ -270,58 +209,9 @@ def solve(
 
     Exits 0 when every puzzle has a solution, 1 otherwise.
     """
-    raise typer.Exit(_solve(puzzle, format, first_solution))
+    from pipeline.tools import solve as solve_mod
 
-
-def _solve(puzzle: str, fmt: str, first_solution: bool) -> int:
-    """`pipeline solve`: read, solve, print; the exit code."""
-    from pipeline.job import plan
-    from pipeline.job.worker import arrow_buffers
-    from pipeline.sudoku import grid, solver
-    from pipeline.sudoku.status import Status
-
-    if puzzle == "-":
-        from pipeline.io import schema
-
-        inp = plan.open_input("-", 0, None, None, schema.OURS, stdin=sys.stdin.buffer)
-        batches = [(first, rows) for first, rows in plan.read_whole(inp, sys.stdin.buffer)]
-    else:
-        batches = [(0, None)]
-    ok = True
-    shown = 0
-    for first, rows in batches:
-        if rows is None:
-            grids, why = grid.encode([puzzle])
-            malformed = {i: w for i, w in enumerate(why) if w}
-        else:
-            grids, malformed = grid.encode_buffers(*arrow_buffers(rows.columns["puzzle"]))
-            malformed.update(rows.reasons)
-        outcome = solver.solve_grids(grids, 1 if first_solution else 2, malformed)
-        texts = grid.decode(outcome.solutions, blank="0")
-        for i in range(len(outcome)):
-            status = Status(int(outcome.status[i]))
-            has = status in (Status.SOLVED, Status.MULTIPLE)
-            ok &= has
-            reason = outcome.reasons.get(i)
-            if fmt == "line":
-                line = {Status.SOLVED: texts[i], Status.MULTIPLE: f"multiple {texts[i]}"}
-                typer.echo(line.get(status, status.label))
-                if not has or reason:
-                    typer.echo(f"row {first + i}: {status.label}: {reason or status.label}",
-                               err=True)
-                continue
-            if shown:
-                typer.echo("")
-            shown += 1
-            head = status.label
-            if outcome.guesses[i] >= 0:
-                head += f", {outcome.guesses[i]} guesses"
-            if reason:
-                head += f": {reason}"
-            typer.echo(head)
-            if has:
-                typer.echo(grid.show(outcome.solutions[i]))
-    return 0 if ok else 1
+    raise typer.Exit(solve_mod.main(puzzle, format, first_solution))
 
 
 @app.command()
@@ -486,36 +376,3 @@ def augment(
     from pipeline.tools import datasets
 
     raise typer.Exit(datasets.augment_main(folder, copies, seed, output, quiet))
-
-
-def main() -> None:
-    """Entry point: one line on stderr and an exit code for every failure, no traceback."""
-    from pipeline.errors import Interrupted, Stopped
-
-    # A log line that cannot be written (a full disk) is not worth a traceback: the run
-    # says what is wrong when its own writes fail.
-    logging.raiseExceptions = False
-    try:
-        code = app(standalone_mode=False)
-    except click.exceptions.Exit as exc:
-        code = exc.exit_code
-    except click.exceptions.NoArgsIsHelpError as exc:  # bare `pipeline`: help on stdout
-        typer.echo(exc.format_message())
-        typer.echo("pipeline: error: no command given", err=True)
-        code = 2
-    except click.UsageError as exc:
-        hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx else ""
-        typer.echo(f"pipeline: error: {exc.format_message()}{hint}", err=True)
-        code = 2
-    except click.ClickException as exc:  # ours (pipeline.errors) and click's own
-        exc.show()
-        code = exc.exit_code
-    except (KeyboardInterrupt, click.exceptions.Abort, Interrupted) as stop:
-        import signal
-
-        Stopped(getattr(stop, "signum", signal.SIGINT)).show()
-    except Exception as exc:  # the last line of defence: one line, no traceback
-        logging.getLogger("pipeline").debug("internal error", exc_info=True)
-        typer.echo(f"pipeline: internal error: {type(exc).__name__}: {exc}", err=True)
-        code = 3
-    sys.exit(code if isinstance(code, int) else 0)

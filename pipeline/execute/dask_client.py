@@ -16,7 +16,7 @@ DaskExecutor runs in this process.
 
 Between the two, one socket pair and pickled messages::
 
-    command -> client   ("open", address, workers, level)   once, first
+    command -> client   ("open", address, workers, level, runner)   once, first
                         ("submit", n, task)                 a task, numbered by the command
                         ("cpu",)                            how much CPU the client has used
                         ("close", cancel)                   last
@@ -58,14 +58,9 @@ import time
 from multiprocessing.connection import Connection
 
 from pipeline.errors import RunFailed, WorkerLost
-from pipeline.execute.local import (
-    Executor,
-    LogSender,
-    die_with_parent,
-    handle_record,
-    how_it_ended,
-    picklable,
-)
+from pipeline.execute.base import Executor, Runner, how_it_ended, picklable
+from pipeline.execute.lifecycle import die_with_parent
+from pipeline.execute.logship import LogSender, handle_record
 
 CLIENT_NAME = b"pipeline-dask"  # what ps, top and psutil call the client process
 CHECK_INTERVAL = 60.0  # seconds without news before the client checks its scheduler
@@ -74,13 +69,14 @@ CLOSE_TIMEOUT = 30.0  # seconds for the client to close (its client, a local clu
 THREADED = ("polars", "pyarrow")  # modules whose import may start threads of their own
 
 
-def executor(address: str | None, workers: int, level: int | str = logging.INFO) -> Executor:
+def executor(address: str | None, workers: int, runner: Runner,
+             level: int | str = logging.INFO) -> Executor:
     """The run's Dask executor: in a client process of its own where a fork is safe."""
     if threading.active_count() == 1 and not any(m in sys.modules for m in THREADED):
-        return ClientProcess(address, workers, level)
+        return ClientProcess(address, workers, runner, level)
     from pipeline.execute.dask_cluster import DaskExecutor
 
-    return DaskExecutor(address, workers, level)
+    return DaskExecutor(address, workers, runner, level)
 
 
 def _fork() -> tuple[_Forked, Connection]:
@@ -144,7 +140,8 @@ class ClientProcess(Executor):
     name = "dask"
     retries, batches = 0, True  # as DaskExecutor's
 
-    def __init__(self, address: str | None, workers: int, level: int | str = logging.INFO):
+    def __init__(self, address: str | None, workers: int, runner: Runner,
+                 level: int | str = logging.INFO):
         self.workers = max(1, workers)
         self._proc, self._conn = _fork()
         self._ids = itertools.count()
@@ -154,7 +151,7 @@ class ClientProcess(Executor):
         self._cpu: float | None = 0.0
         self._closed = False
         level = logging.getLevelName(level) if isinstance(level, str) else level
-        self._send(("open", address, self.workers, level))
+        self._send(("open", address, self.workers, level, runner))
 
     def warming(self) -> bool:
         self._pump(0)
@@ -314,10 +311,10 @@ class _Server:
         kind, *body = self.conn.recv()
         if kind != "open":
             return  # closed before it was opened
-        address, workers, level = body
+        address, workers, level, runner = body
         logging.getLogger().setLevel(level)
         try:
-            self.executor = make(address, workers, level)
+            self.executor = make(address, workers, runner, level)
             self.executor.ready()
         except BaseException as exc:  # the command raises it; tasks get it too
             self.failure = picklable(exc)

@@ -67,7 +67,8 @@ from collections.abc import Iterable
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from pipeline.errors import RunFailed, UsageError, WorkerLost
-from pipeline.execute.local import Executor, record_attributes
+from pipeline.execute.base import Executor, Runner
+from pipeline.execute.logship import handle_record, record_attributes
 
 log = logging.getLogger("pipeline.dask_executor")
 
@@ -84,30 +85,26 @@ _warm_lock = threading.Lock()
 _warm: list[float] = []  # seconds the warm-up took, once it is done in this process
 
 
-def _ensure_warm() -> float | None:
-    """Load the kernel and calibrate the clock once per process; seconds taken, or None."""
+def _ensure_warm(runner: Runner) -> float | None:
+    """Ready this process for tasks (load the kernels) once; seconds taken, or None."""
     if _warm:
         return None
     with _warm_lock:
         if _warm:
             return None
-        from pipeline.job import worker
-
         started = time.perf_counter()
-        worker.warm_up()
+        runner.warm_up()
         _warm.append(time.perf_counter() - started)
         return _warm[0]
 
 
-def run_on_worker(task):
+def run_on_worker(runner: Runner, task):
     """What a Dask worker runs for one task: warm up if need be (not timed), then run it."""
-    from pipeline.job import worker
-
-    seconds = _ensure_warm()
+    seconds = _ensure_warm(runner)
     if seconds is not None:
         log.info("worker pid %d: kernel loaded in %.2f s (in its first task)", os.getpid(),
                  seconds)
-    return worker.execute(task)
+    return runner.execute(task)
 
 
 class _ForwardRunRecords(logging.Handler):
@@ -153,7 +150,9 @@ class _DropTaskFailureReports(logging.Filter):
 class _RunPlugin(WorkerPlugin):
     """Per run, on every worker: warm the kernel up, forward this run's log records."""
 
-    def __init__(self, token: str, level: int, topic: str, local: bool = False):
+    def __init__(self, runner: Runner, token: str, level: int, topic: str,
+                 local: bool = False):
+        self.runner = runner
         self.token = token
         self.level = level
         self.topic = topic
@@ -176,7 +175,7 @@ class _RunPlugin(WorkerPlugin):
             logging.getLogger("distributed.worker").addFilter(self._filter)
         loop = asyncio.get_running_loop()
         try:
-            seconds = await loop.run_in_executor(None, _ensure_warm)
+            seconds = await loop.run_in_executor(None, _ensure_warm, self.runner)
         except Exception as exc:  # the first task will raise it again, as itself
             self._emit(worker, logging.ERROR, "worker %s: kernel warm-up failed: %r",
                        worker.address, exc)
@@ -233,11 +232,13 @@ class DaskExecutor(Executor):
     retries = 0  # Dask has retried a task on other workers before it says it is lost
     batches = True
 
-    def __init__(self, address: str | None, workers: int, level: int | str = logging.INFO):
+    def __init__(self, address: str | None, workers: int, runner: Runner,
+                 level: int | str = logging.INFO):
         import dask
         from distributed import Client, LocalCluster
 
         self.token = uuid.uuid4().hex[:12]
+        self.runner = runner
         self.address = address
         self.workers = max(1, workers)
         self._topic = f"pipeline-log-{self.token}"
@@ -277,7 +278,7 @@ class DaskExecutor(Executor):
         level = logging.getLevelName(level) if isinstance(level, str) else level
         # Registering waits for every current worker to run setup (the kernel's warm-up).
         self._client.register_plugin(
-            _RunPlugin(self.token, level, self._topic, local=self._cluster is not None),
+            _RunPlugin(runner, self.token, level, self._topic, local=self._cluster is not None),
             name=self._plugin)
         where = address or self._cluster.scheduler_address
         log.info("dask: %s cluster at %s, %d worker(s)",
@@ -303,7 +304,7 @@ class DaskExecutor(Executor):
     def submit(self, task):
         self.ready()
         key = f"pipeline-{self.token}-{next(self._keys)}"
-        future = self._client.submit(run_on_worker, task, key=key, pure=False)
+        future = self._client.submit(run_on_worker, self.runner, task, key=key, pure=False)
         self._open[key] = future
         return future
 
@@ -383,8 +384,4 @@ class DaskExecutor(Executor):
     # Log records from the workers ---------------------------------------------------------
 
     def _on_record(self, event) -> None:
-        _, attrs = event
-        record = logging.makeLogRecord(attrs)
-        logger = logging.getLogger(record.name)
-        if logger.isEnabledFor(record.levelno):
-            logger.handle(record)
+        handle_record(event[1])

@@ -1,20 +1,15 @@
-"""Where tasks run: a local pool of worker processes, or a Dask cluster (dask_executor.py,
-its client in a process of its own: dask_client.py), behind one small interface.
-Executors only submit tasks and notice lost workers; what to do about a failure (retry,
-find the row to blame) is the scheduler's (schedule.py).
+"""The local pool: worker processes on this machine, forked warm by a forkserver.
 
-The local pool
---------------
-Workers are started by multiprocessing's *forkserver*: a clean process that imports numpy,
-pyarrow and the compiled kernels once (with no thread started: OpenBLAS held to one
-thread, Arrow's jemalloc without its background thread) and forks each worker from that
-state. A worker is thus warm at once and never inherits the parent's threads (polars',
-pyarrow's), its locks or its files: the output folder's lock stays with the parent. polars,
-whose import starts threads, is imported by a worker only when it needs it. Starting a
-worker waits for the forkserver's imports (about 0.4 s with the ahead-of-time kernels, a
-second when numba loads them: compiled.py), so the pool starts its workers from a thread:
-it takes tasks at once, and says it is `warming()` until a worker is ready (the parent
-plans in that time).
+Workers are started by multiprocessing's *forkserver*: a clean process that imports the
+runner's preload module (numpy, pyarrow and the compiled kernels) once, with no thread
+started (OpenBLAS held to one thread, Arrow's jemalloc without its background thread:
+lifecycle.FORKSERVER_ENV), and forks each worker from that state. A worker is thus warm at
+once and never inherits the parent's threads (polars', pyarrow's), its locks or its files:
+the output folder's lock stays with the parent. polars, whose import starts threads, is
+imported by a worker only when it needs it. Starting a worker waits for the forkserver's
+imports (about 0.4 s with the ahead-of-time kernels, a second when numba loads them:
+compiled.py), so the pool starts its workers from a thread: it takes tasks at once, and
+says it is `warming()` until a worker is ready (the parent plans in that time).
 
 Each worker has its own pipe to the parent, for tasks in and for results and log records
 out, and nothing else is shared, so a worker that dies, even halfway through a message,
@@ -29,7 +24,6 @@ from __future__ import annotations
 import atexit
 import concurrent.futures as cf
 import contextlib
-import ctypes
 import logging
 import multiprocessing
 import multiprocessing.connection
@@ -39,10 +33,12 @@ import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
 
 from pipeline import testhooks
-from pipeline.errors import WorkerLost
+from pipeline.errors import RunFailed, WorkerLost
+from pipeline.execute.base import Executor, Runner, how_it_ended, picklable
+from pipeline.execute.lifecycle import FORKSERVER_ENV, die_with_parent, start_forkserver
+from pipeline.execute.logship import LogSender, handle_record
 
 log = logging.getLogger("pipeline.executors")
 
@@ -51,110 +47,14 @@ EXIT_WAIT = 5.0  # seconds a process's exit waits for a worker start under way
 MAX_FAILED_STARTS = 3  # workers dying before they are ready, before the run gives up
 
 
-class Executor:
-    """The interface every executor offers to the scheduler."""
-
-    name = "executor"
-    workers = 1
-    # Worker deaths a task may cause before the scheduler hunts for the row to blame
-    # (Dask has already retried a task on other workers before it reports it lost).
-    retries = 2
-    # Whether consecutive ranges go several to a task (schedule.batch_size): where a round
-    # trip costs milliseconds of CPU (Dask's), not a local pipe's microseconds.
-    batches = False
-
-    def submit(self, task) -> cf.Future:
-        raise NotImplementedError
-
-    def wait(self, futures: Iterable, timeout: float | None = None) -> set:
-        """Block until at least one future is done (or the timeout passes); the done ones."""
-        futures = list(futures)
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            done = {f for f in futures if f.done()}
-            if done or not futures:
-                return done
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            self._pump(left)
-            if deadline is not None and time.monotonic() >= deadline:
-                return {f for f in futures if f.done()}
-
-    def _pump(self, timeout: float | None) -> None:
-        """Wait up to `timeout` seconds for news (of the workers, or from the Dask client's
-        process), and act on it."""
-        raise NotImplementedError
-
-    def result(self, future):
-        """The task's result; WorkerLost if its worker died, else the task's own exception."""
-        return future.result()
-
-    def ready(self) -> None:
-        """Block until the workers are started."""
-
-    def warming(self) -> bool:
-        """Whether no worker can take a task yet (the pool is starting); never blocks."""
-        return False
-
-    def client_cpu_seconds(self) -> float:
-        """CPU time spent so far for this run in helper processes of ours that are not
-        workers (the Dask client's process), counted as this process's own."""
-        return 0.0
-
-    def close(self, cancel: bool = False) -> None:
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, exc_type, *exc):
-        self.close(cancel=exc_type is not None)
-
-
 # ---------------------------------------------------------------------------------------
 # Worker side
-
-
-class LogSender(logging.Handler):
-    """Send a process's log records to the run as ("log", attributes) messages: a worker's
-    through its pipe, the Dask client process's through its socket."""
-
-    def __init__(self, send):
-        super().__init__(logging.NOTSET)
-        self.send = send
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            self.send(("log", record_attributes(record)))
-        except Exception:
-            self.handleError(record)
-
-
-def record_attributes(record: logging.LogRecord) -> dict:
-    """A LogRecord as plain data (message formatted, traceback as text)."""
-    if record.exc_info and not record.exc_text:
-        record.exc_text = logging.Formatter().formatException(record.exc_info)
-    attrs = dict(record.__dict__)
-    attrs["msg"] = record.getMessage()
-    attrs["args"] = None
-    attrs["exc_info"] = None
-    attrs.pop("message", None)
-    return attrs
 
 
 WORKER_NAME = b"pipeline-worker"  # what ps, top and psutil call a worker process
 
 
-def die_with_parent(name: bytes) -> None:
-    """Ask the kernel for SIGKILL when our parent dies, and name the process (Linux)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        libc.prctl(15, name)  # PR_SET_NAME
-    except (OSError, AttributeError):
-        pass
-
-
-def _worker_main(conn, level: int, environ: dict[str, str]) -> None:
+def _worker_main(conn, level: int, environ: dict[str, str], runner: Runner) -> None:
     """A worker process: tasks in, results out, until the pipe closes or None comes. It
     runs in the environment of the run that started it (the forkserver's is older: an AWS
     variable or a test hook set since then must reach the worker too), and never prints:
@@ -167,7 +67,7 @@ def _worker_main(conn, level: int, environ: dict[str, str]) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     os.environ.clear()
     os.environ.update(environ)
-    for k, v in _FORKSERVER_ENV.items():  # one thread per worker for what it imports later
+    for k, v in FORKSERVER_ENV.items():  # one thread per worker for what it imports later
         os.environ.setdefault(k, v)
     root = logging.getLogger()
     for h in list(root.handlers):
@@ -176,43 +76,25 @@ def _worker_main(conn, level: int, environ: dict[str, str]) -> None:
     root.setLevel(level)
     logging.raiseExceptions = False  # a record that cannot reach the parent is dropped quietly
     try:
-        _serve(conn)
+        _serve(conn, runner)
     except (EOFError, OSError):
         pass  # the parent is gone
     os._exit(0)
 
 
-def _serve(conn) -> None:
-    from pipeline.job import worker
-
-    conn.send(("ready", os.getpid(), worker.cycle_rate()))
+def _serve(conn, runner: Runner) -> None:
+    conn.send(("ready", os.getpid(), runner.hello()))
     while True:
         task = conn.recv()
         if task is None:
             return
         try:
-            result = ("done", worker.execute(task))
+            result = ("done", runner.execute(task))
         except BaseException as exc:  # sent back whole; the scheduler decides
             result = ("error", picklable(exc))
         if result[0] == "done" and hasattr(result[1], "tally") and testhooks.once("half-send"):
             testhooks.half_send(conn, result)
         conn.send(result)
-
-
-def how_it_ended(code: int | None) -> str:
-    """A process's exit code in words: "killed by SIGKILL", "exit code 1"."""
-    if code is not None and code < 0:
-        return f"killed by {signal.Signals(-code).name}"
-    return f"exit code {code}"
-
-
-def picklable(exc: BaseException) -> BaseException:
-    """The exception itself if it survives pickling, else a RuntimeError that names it."""
-    try:
-        pickle.loads(pickle.dumps(exc))
-        return exc
-    except Exception:
-        return RuntimeError(f"{type(exc).__name__}: {exc}")
 
 
 # ---------------------------------------------------------------------------------------
@@ -233,11 +115,11 @@ class LocalExecutor(Executor):
 
     name = "local"
 
-    def __init__(self, workers: int, level: int | str = logging.INFO):
+    def __init__(self, workers: int, runner: Runner, level: int | str = logging.INFO):
         self.workers = max(1, workers)
+        self._runner = runner
         self._context = multiprocessing.get_context("forkserver")
-        # The main module too, or every worker would import it again on its way up.
-        start_forkserver()
+        start_forkserver(runner.preload)
         self._level = logging.getLevelName(level) if isinstance(level, str) else level
         self._procs: list[_Worker] = []
         self._queue: deque[tuple[cf.Future, object]] = deque()
@@ -273,7 +155,7 @@ class LocalExecutor(Executor):
     def _start_worker(self) -> None:
         ours, theirs = self._context.Pipe(duplex=True)
         process = self._context.Process(target=_worker_main, name="pipeline-worker",
-                                        args=(theirs, self._level, dict(os.environ)),
+                                        args=(theirs, self._level, dict(os.environ), self._runner),
                                         daemon=True)
         process.start()
         theirs.close()  # so that a dead worker reads as end-of-file here
@@ -288,8 +170,6 @@ class LocalExecutor(Executor):
         deadline = time.monotonic() + READY_TIMEOUT
         while not all(w.ready for w in self._procs):
             if time.monotonic() > deadline:
-                from pipeline.errors import RunFailed
-
                 raise RunFailed(f"the worker processes did not start in {READY_TIMEOUT:.0f} s")
             self._pump(1.0)
 
@@ -378,8 +258,6 @@ class LocalExecutor(Executor):
         if not w.ready:
             self._failed_starts += 1
             if self._failed_starts > MAX_FAILED_STARTS:
-                from pipeline.errors import RunFailed
-
                 raise RunFailed(f"worker processes die as they start ({how}); see the "
                                 "messages above")
         if not self._closed:
@@ -431,46 +309,3 @@ def _let_starts_finish() -> None:
             thread.join(max(0.0, deadline - time.monotonic()))
     except BaseException:  # another stop: it wants out now
         pass
-
-
-def handle_record(attrs: dict) -> None:
-    """Hand a record from another process to this process's logger of its name."""
-    record = logging.makeLogRecord(attrs)
-    logger = logging.getLogger(record.name)
-    if logger.isEnabledFor(record.levelno):
-        logger.handle(record)
-
-
-# What the forkserver's environment holds so that its imports start no thread.
-_FORKSERVER_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-                   "JE_ARROW_MALLOC_CONF": "background_thread:false", "POLARS_MAX_THREADS": "1"}
-
-
-def start_forkserver() -> None:
-    """Start the forkserver (once per process, without waiting for it) with an environment
-    that keeps the libraries it imports from starting threads before it forks, and with
-    Ctrl-C blocked; ours is left as it was."""
-    from multiprocessing import forkserver
-
-    # The main module too, or every worker would import it again on its way up.
-    multiprocessing.get_context("forkserver").set_forkserver_preload(
-        ["__main__", "pipeline.job.preload"])
-    saved = {k: os.environ.get(k) for k in _FORKSERVER_ENV}
-    for k, v in _FORKSERVER_ENV.items():
-        os.environ.setdefault(k, v)
-    # A Ctrl-C reaches our whole process group, and the run handles it for all; the
-    # forkserver ignores it only once its imports are done (a traceback otherwise). An
-    # ignored signal stays ignored through exec, so the forkserver starts with it ignored.
-    # Here it is held back meanwhile (blocked, it stays pending), not lost.
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        forkserver.ensure_running()
-    finally:
-        signal.signal(signal.SIGINT, handler)
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v

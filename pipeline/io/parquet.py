@@ -1,4 +1,4 @@
-"""Parquet inputs: the layout from the schema, ranges from row groups, rows read by row group.
+"""Parquet inputs: the shape from the schema, ranges from row groups, rows read by row group.
 
 Many published puzzle sets are Parquet. The puzzle column is found as in a CSV (by name,
 else the first string column holding puzzles in the first row group); the others are
@@ -17,7 +17,7 @@ import numpy as np
 
 from pipeline.errors import InputChanged, InputError
 from pipeline.io import records
-from pipeline.io.shape import PUZZLE_NAMES, SOLUTION_NAMES, Layout, looks_like_puzzle, unique_name
+from pipeline.io.shape import PUZZLE_NAMES, SOLUTION_NAMES, Shape, looks_like_puzzle, unique_name
 from pipeline.io.storage import Location
 
 MAGIC = b"PAR1"
@@ -31,8 +31,8 @@ def _file(loc: Location):
 
 
 def detect(loc: Location, name: str, puzzle_column: str | None, solution_column: str | None,
-           reserved: tuple[str, ...]) -> Layout:
-    """The layout of a Parquet file, from its schema (and its first row group, when the
+           reserved: tuple[str, ...]) -> Shape:
+    """The shape of a Parquet file, from its schema (and its first row group, when the
     puzzle column has to be found by its content)."""
     try:
         f = _file(loc)
@@ -65,7 +65,7 @@ def detect(loc: Location, name: str, puzzle_column: str | None, solution_column:
     taken: set[str] = set()
     carried = tuple((i, unique_name(n, taken, set(reserved))) for i, n in enumerate(names)
                     if i not in (puzzle, solution))
-    return Layout("parquet", n_fields=len(names), puzzle_field=puzzle, solution_field=solution,
+    return Shape("parquet", n_fields=len(names), puzzle_field=puzzle, solution_field=solution,
                   header=True, carried=carried, columns=tuple(names))
 
 
@@ -95,7 +95,7 @@ def row_groups(meta) -> list[tuple[int, int, int]]:
     return out
 
 
-def spans(loc: Location, chunk_size: int) -> list[tuple[int, int, int]]:
+def row_group_ranges(loc: Location, chunk_size: int) -> list[tuple[int, int, int]]:
     """The ranges of a Parquet file: (first byte, end byte, rows) of runs of whole row
     groups holding about chunk_size rows each."""
     groups = row_groups(_file(loc).metadata)
@@ -109,10 +109,10 @@ def spans(loc: Location, chunk_size: int) -> list[tuple[int, int, int]]:
     return [tuple(s) for s in out]
 
 
-def span_digest(loc: Location, start: int, end: int) -> str:
+def range_digest(loc: Location, start: int, end: int) -> str:
     """The hash of a range's bytes (a planning task)."""
     h = records.hasher()
-    with loc.span(start, end) as read:
+    with loc.reader(start, end) as read:
         while block := read(8 << 20):
             h.update(block)
     return h.hexdigest()
@@ -151,28 +151,28 @@ class _Overlay(io.RawIOBase):
         return len(chunk)
 
 
-def read_rows(loc: Location, start: int, end: int, layout: Layout, digest: str, source: str):
+def read_rows(loc: Location, start: int, end: int, shape: Shape, digest: str, source: str):
     """The rows of a range (reader.Rows), from bytes whose hash is checked first."""
     import pyarrow.parquet as pq
 
-    with loc.span(start, end) as read:
+    with loc.reader(start, end) as read:
         data = b"".join(iter(lambda: read(8 << 20), b""))
     if records.hasher(data).hexdigest() != digest:
         raise InputChanged(f"{source} changed while the run read it (bytes {start:,}.."
                            f"{end:,} are not what was planned); run again to start over")
     f = pq.ParquetFile(_Overlay(loc, start, data, loc.size()))
     groups = [g for g, (s, _, _) in enumerate(row_groups(f.metadata)) if start <= s < end]
-    return _rows(f.read_row_groups(groups, columns=list(layout.columns)), layout)
+    return _rows(f.read_row_groups(groups, columns=list(shape.columns)), shape)
 
 
-def iter_whole(loc: Location, layout: Layout) -> Iterator:
+def iter_whole(loc: Location, shape: Shape) -> Iterator:
     """Every row of a Parquet file, one row group at a time (reader.Rows)."""
     f = _file(loc)
     for g in range(f.metadata.num_row_groups):
-        yield _rows(f.read_row_group(g, columns=list(layout.columns)), layout)
+        yield _rows(f.read_row_group(g, columns=list(shape.columns)), shape)
 
 
-def _rows(table, layout: Layout):
+def _rows(table, shape: Shape):
     import pyarrow as pa
 
     from pipeline.io.reader import Rows
@@ -181,11 +181,11 @@ def _rows(table, layout: Layout):
         col = table.column(i).combine_chunks()
         return col if col.type == pa.string() else col.cast(pa.string())
 
-    cols = {"puzzle": text(layout.puzzle_field)}
-    for i, name in layout.carried:
+    cols = {"puzzle": text(shape.puzzle_field)}
+    for i, name in shape.carried:
         cols[name] = text(i)
-    if layout.solution_field is not None:
-        cols["expected_solution"] = text(layout.solution_field)
+    if shape.solution_field is not None:
+        cols["expected_solution"] = text(shape.solution_field)
     reasons = {int(i): "missing puzzle field"
                for i in np.flatnonzero(~np.asarray(cols["puzzle"].is_valid()))}
     return Rows(table.num_rows, cols, reasons)

@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from pipeline import compiled
 from pipeline.io import records
-from pipeline.io.shape import Layout
+from pipeline.io.shape import Shape
 
 _COMMA, _QUOTE = 44, 34
 
@@ -56,10 +56,10 @@ class Rows:
         return cls(offset, cols, reasons)
 
 
-def column_names(layout: Layout) -> list[str]:
-    """The input columns a range of this layout yields, in order."""
-    names = ["puzzle", *[c for _, c in layout.carried]]
-    if layout.solution_field is not None:
+def column_names(shape: Shape) -> list[str]:
+    """The input columns a range of this shape yields, in order."""
+    names = ["puzzle", *[c for _, c in shape.carried]]
+    if shape.solution_field is not None:
         names.append("expected_solution")
     return names
 
@@ -67,29 +67,29 @@ def column_names(layout: Layout) -> list[str]:
 PLAIN_SPAN = 64 << 20  # a range up to this size is read whole and tried the strided way
 
 
-def read_rows(read: records.Read, start: int, end: int, layout: Layout, hasher=None
+def read_rows(read: records.Read, start: int, end: int, shape: Shape, hasher=None
               ) -> Rows:
     """Every row of the records starting in [start, end); `read` is positioned at start."""
-    names = column_names(layout)
+    names = column_names(shape)
     if end - start <= PLAIN_SPAN:
         data = records.read_exactly(read, end - start)
         if hasher is not None:
             hasher.update(data)
             hasher = None
-        rows = _plain_span(data, start, layout)
+        rows = _plain_span(data, start, shape)
         if rows is not None:
             return rows
         read = io.BytesIO(data).read
-    parts = [_batch_rows(b, layout) for b in records.iter_batches(
-        read, start, end, layout.rules(), hasher=hasher)]
+    parts = [_batch_rows(b, shape) for b in records.iter_batches(
+        read, start, end, shape.rules(), hasher=hasher)]
     parts = [p for p in parts if p.n] or [_empty(names)]
     return Rows.concat(parts, names)
 
 
-def iter_rows(read: records.Read, start: int, layout: Layout) -> Iterator[Rows]:
+def iter_rows(read: records.Read, start: int, shape: Shape) -> Iterator[Rows]:
     """Rows batch by batch, to the end of the input (for one pass over a whole file)."""
-    for b in records.iter_batches(read, start, 1 << 62, layout.rules()):
-        rows = _batch_rows(b, layout)
+    for b in records.iter_batches(read, start, 1 << 62, shape.rules()):
+        rows = _batch_rows(b, shape)
         if rows.n:
             yield rows
 
@@ -115,21 +115,21 @@ def _empty(names: list[str]) -> Rows:
 # One batch of records -> rows
 
 
-def _batch_rows(batch: records.Batch, layout: Layout) -> Rows:
+def _batch_rows(batch: records.Block, shape: Shape) -> Rows:
     idx = batch.rows()
     if not len(idx):
-        return _empty(column_names(layout))
+        return _empty(column_names(shape))
     if not batch.long:
-        strided = _strided(batch, idx, layout)
+        strided = _strided(batch, idx, shape)
         if strided is not None:
             return strided
-    return _careful(batch, idx, layout)
+    return _careful(batch, idx, shape)
 
 
-def _strided(batch: records.Batch, idx: np.ndarray, layout: Layout) -> Rows | None:
+def _strided(batch: records.Block, idx: np.ndarray, shape: Shape) -> Rows | None:
     """The fields as columns of a 2-D view, when the rows are alike records back to back."""
     n = len(idx)
-    if n < 2 or layout.kind == "fixed" or int(idx[-1]) != len(batch.kinds) - 1 \
+    if n < 2 or shape.kind == "fixed" or int(idx[-1]) != len(batch.kinds) - 1 \
             or int(idx[-1] - idx[0]) != n - 1:
         return None  # rows must be the batch's last records, with nothing between them
     starts = batch.starts[idx]
@@ -153,15 +153,15 @@ def _strided(batch: records.Batch, idx: np.ndarray, layout: Layout) -> Rows | No
     view = body.reshape(n, stride)
     if eol == 2 and not np.all(view[:, length] == 13):
         return None
-    return _view_rows(view, length, layout)
+    return _view_rows(view, length, shape)
 
 
-def _plain_span(data: bytes, base: int, layout: Layout) -> Rows | None:
+def _plain_span(data: bytes, base: int, shape: Shape) -> Rows | None:
     """Every row of a range's bytes, when they are alike records back to back (each line
     the same length, same line end), without scanning them record by record: the strided
     way of _strided for a whole range at once. None when they are not like that."""
-    skip = max(0, layout.data_start - base)  # a range may begin with the preamble
-    if layout.kind == "fixed":
+    skip = max(0, shape.data_start - base)  # a range may begin with the preamble
+    if shape.kind == "fixed":
         return None
     arr = np.frombuffer(data, dtype=np.uint8)[skip:]
     first_lf = data.find(b"\n", skip) - skip
@@ -183,10 +183,10 @@ def _plain_span(data: bytes, base: int, layout: Layout) -> Rows | None:
     view = arr.reshape(n, stride)
     if not np.all(view[:, stride - 1] == 10) or (eol == 2 and not np.all(view[:, length] == 13)):
         return None
-    return _view_rows(view, length, layout)
+    return _view_rows(view, length, shape)
 
 
-def _view_rows(view: np.ndarray, length: int, layout: Layout) -> Rows | None:
+def _view_rows(view: np.ndarray, length: int, shape: Shape) -> Rows | None:
     """The fields of alike records (one a row of `view`) as columns, or None when they
     are not alike or not all rows (a record the scanner would call blank or a comment)."""
     n = len(view)
@@ -194,11 +194,11 @@ def _view_rows(view: np.ndarray, length: int, layout: Layout) -> Rows | None:
     # A first byte that is not white space (nor '#' where '#' is a comment): every record
     # is a row, as the scanner would say.
     if np.any((lead == 32) | (lead == 9) | (lead == 11) | (lead == 12)) or (
-            layout.kind != "csv" and np.any(lead == 35)):
+            shape.kind != "csv" and np.any(lead == 35)):
         return None
     commas = np.flatnonzero(view[0, :length] == _COMMA)
-    if layout.kind == "csv":
-        if len(commas) + 1 != layout.n_fields:
+    if shape.kind == "csv":
+        if len(commas) + 1 != shape.n_fields:
             return None
     elif len(commas):
         return None
@@ -216,13 +216,13 @@ def _view_rows(view: np.ndarray, length: int, layout: Layout) -> Rows | None:
         return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets),
                                                       pa.py_buffer(text)])
 
-    if layout.kind == "text":
+    if shape.kind == "text":
         return Rows(n, {"puzzle": column(0)})
-    cols = {"puzzle": column(layout.puzzle_field)}
-    for i, name in layout.carried:
+    cols = {"puzzle": column(shape.puzzle_field)}
+    for i, name in shape.carried:
         cols[name] = column(i)
-    if layout.solution_field is not None:
-        cols["expected_solution"] = column(layout.solution_field)
+    if shape.solution_field is not None:
+        cols["expected_solution"] = column(shape.solution_field)
     return Rows(n, cols)
 
 
@@ -269,7 +269,7 @@ def _gather(data, starts, ends, idx, keep, out, offsets, flags):
     return o
 
 
-def _careful(batch: records.Batch, idx: np.ndarray, layout: Layout) -> Rows:
+def _careful(batch: records.Block, idx: np.ndarray, shape: Shape) -> Rows:
     """Rows and fields of any batch, record by record in spirit (vectorised where it can)."""
     data = np.frombuffer(batch.data, dtype=np.uint8)
     n = len(idx)
@@ -311,12 +311,12 @@ def _careful(batch: records.Batch, idx: np.ndarray, layout: Layout) -> Rows:
     if fixed:
         text = _put(text, fixed)
     quoted = np.flatnonzero(flags & 2)
-    if layout.kind == "text":
+    if shape.kind == "text":
         cols = {"puzzle": text}
-    elif layout.kind == "fixed":
-        cols = _fixed_fields(text, reasons, layout)
+    elif shape.kind == "fixed":
+        cols = _fixed_fields(text, reasons, shape)
     else:
-        cols = _csv_fields(text, quoted, reasons, layout)
+        cols = _csv_fields(text, quoted, reasons, shape)
     return Rows(n, {k: v.cast(pa.string()) for k, v in cols.items()}, reasons)
 
 
@@ -340,15 +340,15 @@ def _spread(values: pa.Array, good: np.ndarray, type_: pa.DataType) -> pa.Array:
     return pc.replace_with_mask(pa.nulls(len(good), type_), pa.array(good), values)
 
 
-def _fixed_fields(text: pa.Array, reasons: dict[int, str], layout: Layout) -> dict:
+def _fixed_fields(text: pa.Array, reasons: dict[int, str], shape: Shape) -> dict:
     import pyarrow.compute as pc
 
     tokens = pc.utf8_split_whitespace(pc.utf8_trim_whitespace(text))
     count = pc.fill_null(pc.list_value_length(tokens), 0).to_numpy(zero_copy_only=False)
-    good = count == layout.n_fields
+    good = count == shape.n_fields
     for i in np.flatnonzero(~good).tolist():
-        reasons.setdefault(i, f"{count[i]} fields, expected {layout.n_fields}")
-    puzzle = _spread(pc.list_element(tokens.filter(pa.array(good)), layout.puzzle_field),
+        reasons.setdefault(i, f"{count[i]} fields, expected {shape.n_fields}")
+    puzzle = _spread(pc.list_element(tokens.filter(pa.array(good)), shape.puzzle_field),
                      good, text.type)
     if reasons:  # a record we cannot split keeps its whole text as `puzzle`
         puzzle = _put(puzzle, {i: text[i].as_py() for i in reasons})
@@ -356,16 +356,16 @@ def _fixed_fields(text: pa.Array, reasons: dict[int, str], layout: Layout) -> di
 
 
 def _csv_fields(text: pa.Array, quoted: np.ndarray, reasons: dict[int, str],
-                layout: Layout) -> dict:
+                shape: Shape) -> dict:
     import pyarrow.compute as pc
 
     n = len(text)
     parts = pc.split_pattern(text, ",")
     count = pc.fill_null(pc.list_value_length(parts), 0).to_numpy(
         zero_copy_only=False).astype(np.int64)
-    wanted = [(layout.puzzle_field, "puzzle"), *layout.carried]
-    if layout.solution_field is not None:
-        wanted.append((layout.solution_field, "expected_solution"))
+    wanted = [(shape.puzzle_field, "puzzle"), *shape.carried]
+    if shape.solution_field is not None:
+        wanted.append((shape.solution_field, "expected_solution"))
     fixes: dict[int, list[str] | None] = {}
     for i in quoted.tolist():  # quotes are rare in puzzle files: parse those records properly
         fields, bad = _parse_quoted(text[i].as_py())
@@ -373,10 +373,10 @@ def _csv_fields(text: pa.Array, quoted: np.ndarray, reasons: dict[int, str],
         count[i] = len(fields) if fields is not None else -1
         if bad:
             reasons.setdefault(i, bad)
-    good = count == layout.n_fields
+    good = count == shape.n_fields
     good[list(fixes)] = False
-    for i in np.flatnonzero((count != layout.n_fields) & (count >= 0)).tolist():
-        reasons.setdefault(i, f"ragged record: {count[i]} fields, expected {layout.n_fields}")
+    for i in np.flatnonzero((count != shape.n_fields) & (count >= 0)).tolist():
+        reasons.setdefault(i, f"ragged record: {count[i]} fields, expected {shape.n_fields}")
     split = parts.filter(pa.array(good)) if not good.all() else parts
     columns = {}
     for k, name in wanted:

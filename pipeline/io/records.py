@@ -11,7 +11,7 @@ the reader (which cuts a range into rows), so that the two can never disagree:
   closing quote within MAX_RECORD bytes is an ordinary character. So past 2 x MAX_RECORD
   bytes no quote is open, and the end of any record is found with bounded memory.
 * A record of whitespace only is blank; in a text or fixed-width file a record whose first
-  other character is '#' is a comment. Records before the layout's `data_start` (a CSV
+  other character is '#' is a comment. Records before the shape's `data_start` (a CSV
   header, leading comments, a count or title line) are the preamble. The rest are rows.
 
     bytes   |1,Q,"a\\nb"\\n|\\n|2,Q,ok\\r\\n|# x\\n|
@@ -57,7 +57,7 @@ def scan(buf, pos, stop, end, final, quotes, comments, data_start, max_record,
     (AT_STOP), `end` (AT_END, only when `final`), the start of a record that needs more
     bytes to be decided (NEED_MORE), or the next record start when the arrays are full.
 
-    Workers run it compiled (`_compiled`); the parent, deciding a layout on a file's first
+    Workers run it compiled (`_compiled`); the parent, deciding a shape on a file's first
     bytes, runs this very code as Python, so that the two cannot disagree and the parent
     need not load numba.
     """
@@ -162,7 +162,7 @@ def warm_up() -> None:
 
 
 @dataclass
-class Batch:
+class Block:
     """Records found in one buffer: positions are offsets into `data`."""
 
     data: bytes
@@ -189,7 +189,7 @@ class Scan:
 
 
 class Rules:
-    """How records are told apart in one input (from its layout)."""
+    """How records are told apart in one input (from its shape)."""
 
     def __init__(self, quotes: bool, comments: bool, data_start: int,
                  max_record: int = MAX_RECORD):
@@ -233,7 +233,7 @@ def first_start(read_at: Callable[[int, int], bytes], pos: int) -> int:
 
 def iter_batches(read: Read, start: int, stop: int, rules: Rules, *,
                  hasher=None, block: int | None = None, out: list | None = None
-                 ) -> Iterator[Batch]:
+                 ) -> Iterator[Block]:
     """Batches of the records that start in [start, stop), `read` being positioned at
     `start` (a record start). The bytes consumed (up to the next record start at or after
     `stop`, or the end) go into `hasher`; `out`, if given, receives that next start and the
@@ -258,7 +258,7 @@ def iter_batches(read: Read, start: int, stop: int, rules: Rules, *,
                                 rules.comments, rules.data_start - base, rules.max_record,
                                 starts, ends, kinds)
         if n:
-            yield Batch(data, base, starts[:n].copy(), ends[:n].copy(), kinds[:n].copy(),
+            yield Block(data, base, starts[:n].copy(), ends[:n].copy(), kinds[:n].copy(),
                         _long(starts[:n], ends[:n], rules.max_record), base + nxt)
         if hasher is not None:
             hasher.update(memoryview(data)[:nxt])
@@ -286,7 +286,7 @@ def _long(starts: np.ndarray, ends: np.ndarray, max_record: int) -> dict[int, in
     return {int(i): int(lengths[i]) for i in np.flatnonzero(lengths > max_record)}
 
 
-def _long_batch(head: bytes, base: int, length: int, rules: Rules, taken: int) -> Batch:
+def _long_batch(head: bytes, base: int, length: int, rules: Rules, taken: int) -> Block:
     """One over-long record, of which only the head is kept (`taken`: its bytes with its
     line end)."""
     keep = head[: 4 * KEEP]
@@ -295,7 +295,7 @@ def _long_batch(head: bytes, base: int, length: int, rules: Rules, taken: int) -
         COMMENT if stripped else BLANK)
     if base < rules.data_start:
         kind = PREAMBLE
-    return Batch(keep, base, np.array([0]), np.array([len(keep)]),
+    return Block(keep, base, np.array([0]), np.array([len(keep)]),
                  np.array([kind], np.int8), {0: length}, base + taken)
 
 
@@ -435,7 +435,7 @@ def plain_counts(buf, after_lf):
 
 
 # compiled like `scan`: numba is imported only by a first call (the parent makes none
-# without the compiled module: plan.parent_piece)
+# without the compiled module: ranges.find_in_parent)
 _plain_counts = compiled.kernel("(readonly u1[::1], b1) -> (i8, i8, i8)", lazy=True)(
     plain_counts)
 
@@ -459,7 +459,7 @@ def _count_plain(read: Read, start: int, stop: int, rules: Rules) -> Scan | byte
     when the bytes are not that plain, the bytes read so far (for the full scan).
 
     The records before `data_start` (a header, a title) are the preamble, not rows: the
-    layout found where it ends, so its bytes are only hashed here."""
+    shape found where it ends, so its bytes are only hashed here."""
     begin = max(start, rules.data_start)
     if begin >= stop:
         return b""

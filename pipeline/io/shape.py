@@ -42,7 +42,7 @@ def looks_like_puzzle(text: str | None) -> bool:
 
 
 @dataclass(frozen=True)
-class Layout:
+class Shape:
     """Where the rows and their fields are in a file."""
 
     kind: str  # "csv", "text" or "fixed"
@@ -72,8 +72,8 @@ class Layout:
 
 
 def detect(head: bytes, name: str, at_end: bool, puzzle_column: str | None = None,
-           solution_column: str | None = None, reserved: tuple[str, ...] = ()) -> Layout:
-    """Decide a file's layout from its first bytes; InputError when it is unusable.
+           solution_column: str | None = None, reserved: tuple[str, ...] = ()) -> Shape:
+    """Decide a file's shape from its first bytes; InputError when it is unusable.
 
     `at_end`: the head is the whole file. `reserved`: our own column names, which a carried
     input column must not take.
@@ -96,7 +96,7 @@ def detect(head: bytes, name: str, at_end: bool, puzzle_column: str | None = Non
         return _csv(head, start, at_end, name, puzzle_column, solution_column, reserved)
     lines = [(s, t) for s, t in content if not t.lstrip().startswith("#")]
     if not lines:
-        return Layout("text", start=start, data_start=start)
+        return Shape("text", start=start, data_start=start)
     first_start, first = lines[0][0], lines[0][1].strip()
     title = _is_title(first)
     data_start = start
@@ -107,9 +107,9 @@ def detect(head: bytes, name: str, at_end: bool, puzzle_column: str | None = Non
     if len(tokens) > 1:
         hits = [i for i, t in enumerate(tokens) if looks_like_puzzle(t)]
         if hits:
-            return Layout("fixed", n_fields=len(tokens), puzzle_field=hits[0], start=start,
+            return Shape("fixed", n_fields=len(tokens), puzzle_field=hits[0], start=start,
                           data_start=data_start)
-    return Layout("text", start=start, data_start=data_start)
+    return Shape("text", start=start, data_start=data_start)
 
 
 def _records(head: bytes, start: int, at_end: bool, quotes: bool) -> list[tuple[int, str]]:
@@ -165,7 +165,7 @@ def _is_header(first: list[str], data: list[list[str]]) -> tuple[bool, bool]:
 
 
 def _csv(head: bytes, start: int, at_end: bool, name: str, puzzle_column: str | None,
-         solution_column: str | None, reserved: tuple[str, ...]) -> Layout:
+         solution_column: str | None, reserved: tuple[str, ...]) -> Shape:
     recs = _records(head, start, at_end, quotes=True)
     content = [(s, t) for s, t in recs
                if t is not None and t.strip() and not t.lstrip().startswith("#")]
@@ -173,7 +173,7 @@ def _csv(head: bytes, start: int, at_end: bool, name: str, puzzle_column: str | 
     if not content:
         if puzzle_column is not None:
             raise InputError(f"{name}: empty, no column '{puzzle_column}'")
-        return Layout("csv", columns=("puzzle",), start=start, data_start=start,
+        return Shape("csv", columns=("puzzle",), start=start, data_start=start,
                       quoted=quoted)
     parsed = []
     for _, t in content[:_SAMPLE]:
@@ -229,7 +229,7 @@ def _csv(head: bytes, start: int, at_end: bool, name: str, puzzle_column: str | 
         if i in (puzzle, solution):
             continue
         carried.append((i, unique_name(n or f"column_{i + 1}", taken, set(reserved))))
-    return Layout("csv", n_fields=len(names), puzzle_field=puzzle, solution_field=solution,
+    return Shape("csv", n_fields=len(names), puzzle_field=puzzle, solution_field=solution,
                   header=header, carried=tuple(carried), columns=tuple(names), start=start,
                   data_start=data_start, quoted=quoted, guessed=guessed)
 

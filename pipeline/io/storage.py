@@ -148,7 +148,7 @@ class Location:
         return self.fs.cat_file(self.path, start=offset, end=offset + n)
 
     @contextlib.contextmanager
-    def span(self, start: int, end: int | None = None):
+    def reader(self, start: int, end: int | None = None):
         """A read(n) function over bytes [start, end) (to the end of the file for None)."""
         if self.local:
             f = open(self.path, "rb", buffering=0)

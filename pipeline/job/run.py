@@ -1,11 +1,11 @@
 """`pipeline run`: plan -> (workers: read -> encode -> solve -> check -> write) -> merge.
 
-The parent moves no row: it opens the inputs (their first bytes decide the layout), has
+The parent moves no row: it opens the inputs (their first bytes decide the shape), has
 them planned and hashed (by the workers, and by itself while they start), decides what the
 folder holds, hands out the ranges, merges the figures the workers send back, and writes
 stats, the manifest and `_SUCCESS` last.
 
-* A run is defined by its inputs (path, layout, and content: the plan's hashes), the
+* A run is defined by its inputs (path, shape, and content: the plan's hashes), the
   column options and the solution limit. Workers, chunk size, executor and log level are
   execution knobs: a rerun may change them (it keeps the recorded plan).
 * A finished folder with the same definition: nothing to do, exit 0. With another
@@ -31,12 +31,22 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pipeline import VERSION, testhooks
-from pipeline.errors import Interrupted, Stopped, stop_signal
+from pipeline.errors import Interrupted, Stopped
+from pipeline.execute import lifecycle
 from pipeline.io import runfolder as folder
+from pipeline.io.inputs import (
+    Input,
+    Replay,
+    detect_spilled,
+    open_input,
+    resolve,
+    spill_stream,
+    stem,
+)
+from pipeline.io.ranges import Range
 from pipeline.io.runfolder import RunFolder
 from pipeline.io.storage import Location
-from pipeline.job import logs, plan, schedule
-from pipeline.job.plan import Input, Range
+from pipeline.job import RUNNER, logs, plan, schedule
 from pipeline.job.settings import Settings
 from pipeline.job.tally import Tally
 from pipeline.job.tasks import Classes, Figures, Solve, Spill
@@ -112,19 +122,16 @@ class Hooks:
 
 
 def output_location(settings: Settings, given: list[str], output: str | None) -> Location:
-    return Location(output if output else settings.output.format(stem=plan.stem(given[0])))
+    return Location(output if output else settings.output.format(stem=stem(given[0])))
 
 
 def run(inputs: list[str], settings: Settings, output: str | None = None,
         overwrite: bool = False, hooks: Hooks | None = None, quiet: bool = False) -> Summary:
     """Run the job end to end; raises a PipelineError subclass on a non-zero outcome."""
-    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    for s in previous:
-        signal.signal(s, stop_signal)
+    previous = lifecycle.handle_stops()
     if settings.executor == "local":
-        from pipeline.execute.local import start_forkserver
-
-        start_forkserver()  # its imports overlap with ours and with opening the inputs
+        # Its imports overlap with ours and with opening the inputs.
+        lifecycle.start_forkserver(RUNNER.preload)
     try:
         return _run(inputs, settings, output, overwrite, hooks or Hooks(), quiet)
     except KeyboardInterrupt:
@@ -140,7 +147,7 @@ def _run(given_inputs: list[str], settings: Settings, output: str | None, overwr
          hooks: Hooks, quiet: bool) -> Summary:
     started = time.time()
     t0 = time.perf_counter()
-    given = plan.resolve(given_inputs)
+    given = resolve(given_inputs)
     run_folder = RunFolder(output_location(settings, given, output))
     run_folder.open()
     run_folder.lock(f"pid {os.getpid()} on {socket.gethostname()} since "
@@ -149,7 +156,7 @@ def _run(given_inputs: list[str], settings: Settings, output: str | None, overwr
     try:
         from pipeline.io import schema
 
-        inputs = [plan.open_input(g, i, settings.puzzle_column or None,
+        inputs = [open_input(g, i, settings.puzzle_column or None,
                                   settings.solution_column or None, schema.OURS,
                                   stdin=sys.stdin.buffer if g == "-" else None)
                   for i, g in enumerate(given)]
@@ -174,9 +181,9 @@ def _run(given_inputs: list[str], settings: Settings, output: str | None, overwr
             log.info("run %s: %d input(s) into %s (%s)", run_id, len(inputs),
                      run_folder.shown, state)
             for inp in inputs:
-                if inp.layout.guessed:
+                if inp.shape.guessed:
                     log.warning("%s: its first record (%s) is taken for the column names",
-                                inp.source, ",".join(inp.layout.columns))
+                                inp.source, ",".join(inp.shape.columns))
             return _execute(run_folder, inputs, settings, definition, hooks, executor, run_id,
                             started, t0)
     finally:
@@ -189,10 +196,11 @@ def _make_executor(settings: Settings):
     if settings.executor == "dask":
         from pipeline.execute import dask_client
 
-        return dask_client.executor(settings.scheduler or None, workers, settings.log_level)
+        return dask_client.executor(settings.scheduler or None, workers, RUNNER,
+                                    settings.log_level)
     from pipeline.execute.local import LocalExecutor
 
-    return LocalExecutor(workers, settings.log_level)
+    return LocalExecutor(workers, RUNNER, settings.log_level)
 
 
 def _spill(inputs: list[Input], run_folder: RunFolder, executor, rows: int) -> None:
@@ -212,19 +220,19 @@ def _spill(inputs: list[Input], run_folder: RunFolder, executor, rows: int) -> N
     for inp in streams:
         dest = spill_dir.child(f"input-{inp.index:03d}")
         if inp.stream == "stdin":
-            plan.spill_stream(plan.Replay(inp.head, sys.stdin.buffer), dest, inp, rows)
+            spill_stream(Replay(inp.head, sys.stdin.buffer), dest, inp, rows)
         elif inp.stream == "pipe":
             with open(inp.location.path, "rb") as stream:
-                plan.spill_stream(stream, dest, inp, rows)
+                spill_stream(stream, dest, inp, rows)
         else:
             tasks.append(Spill(inp.location, dest, inp.stream == "gzip", inp.source, rows,
-                               inp.layout if inp.stream != "http" else None))
+                               inp.shape if inp.stream != "http" else None))
         inp.location = dest
     if tasks:
         schedule.run_all(executor, tasks)
     for inp in streams:
         if inp.stream in ("stdin", "pipe", "http"):  # decided on the copy's first bytes
-            plan.detect_spilled(inp)
+            detect_spilled(inp)
 
 
 def _definition(inputs: list[Input], settings: Settings) -> dict:
@@ -257,10 +265,10 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
                    sum(r.end - r.start for r in ranges if r.part in done))
     carried: list[str] = []
     for inp in inputs:
-        for _, name in inp.layout.carried:
+        for _, name in inp.shape.carried:
             if name not in carried:
                 carried.append(name)
-    with_expected = any(i.layout.solution_field is not None for i in inputs)
+    with_expected = any(i.shape.solution_field is not None for i in inputs)
     run_folder.write_json(folder.MANIFEST, {"state": "running", "run_id": run_id,
                                             "definition": definition,
                                             "plan": [r.as_list() for r in ranges]})
@@ -275,7 +283,7 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
         for inp in inputs:
             for r in inp.ranges:
                 if r.part not in done:
-                    yield Solve(r, inp.location, inp.layout, inp.source, run_folder.results,
+                    yield Solve(r, inp.location, inp.shape, inp.source, run_folder.results,
                                 tuple(carried), with_expected, settings.solution_limit,
                                 settings.timings, settings.canonical, codec)
 

@@ -12,7 +12,7 @@ store refused) end the run at once.
 On an executor whose round trip is dear (Dask: some 10 ms of CPU across client, scheduler
 and worker) consecutive ranges go several to a task, fewer as the end nears, one each at
 the end (guided self-scheduling: the 41 ranges of a 2M-row file go in 14 tasks on 2
-workers). A Batch that fails is tried again range by range, so all of the above holds.
+workers). A Bundle that fails is tried again range by range, so all of the above holds.
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ from dataclasses import dataclass, field, replace
 
 from pipeline.errors import InputError, RunFailed, WorkerLost
 from pipeline.execute.local import Executor
-from pipeline.job.tasks import Batch, Figures, Solve
+from pipeline.job.tasks import Bundle, Figures, Solve
 
 log = logging.getLogger("pipeline.schedule")
 
 FATAL = (RunFailed, InputError)
 IN_FLIGHT_PER_WORKER = 2  # tasks handed out per worker: one running, one waiting
-GUIDE = 2  # a Batch takes 1/(GUIDE x workers) of the ranges left ...
+GUIDE = 2  # a Bundle takes 1/(GUIDE x workers) of the ranges left ...
 MAX_BATCH = 8  # ... and at most this many (what a lost worker costs, the progress's steps)
 
 
@@ -117,7 +117,7 @@ def solve_all(executor: Executor, tasks: list[Solve], max_in_flight: int,
     ready: list[tuple[Solve, str]] = []  # retries, probes and final writes to submit first
     waiting = deque(tasks)
 
-    def submit(task: Solve | Batch, kind: str) -> None:
+    def submit(task: Solve | Bundle, kind: str) -> None:
         in_flight[executor.submit(task)] = (task, kind)
 
     def submit_next() -> None:
@@ -125,7 +125,7 @@ def solve_all(executor: Executor, tasks: list[Solve], max_in_flight: int,
         if size == 1:
             submit(waiting.popleft(), "solve")
         else:
-            submit(Batch(tuple(waiting.popleft() for _ in range(size))), "batch")
+            submit(Bundle(tuple(waiting.popleft() for _ in range(size))), "batch")
 
     def start_hunt(task: Solve, why: str) -> None:
         n = task.range.rows

@@ -2,30 +2,30 @@
 
 Small and picklable on purpose: a task describes work (an input's URL, byte bounds, first
 row, expected hash), it never carries rows. The planning tasks live with the plan
-(pipeline.job.plan: Piece, Sweep); what a worker does with any task is pipeline.job.worker.
+(pipeline.job.plan: FindRange, ScanInput); what a worker does with any task is pipeline.job.worker.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pipeline.io.shape import Layout
+from pipeline.io.ranges import Range
+from pipeline.io.shape import Shape
 from pipeline.io.storage import Location
-from pipeline.job.plan import Range
 from pipeline.job.tally import Tally
 
 
 @dataclass(frozen=True)
 class Spill:
     """Copy an input that can be read only once (gzip, http) to `dest`, decompressed; with
-    `rows`, only its first rows (`run --limit`), by `layout`'s rules."""
+    `rows`, only its first rows (`run --limit`), by `shape`'s rules."""
 
     source: Location
     dest: Location
     gzipped: bool
     name: str
     rows: int = 0
-    layout: Layout | None = None
+    shape: Shape | None = None
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class Solve:
 
     range: Range
     location: Location
-    layout: Layout
+    shape: Shape
     source: str  # the `source` column's value
     results: Location  # the run's results/ folder
     carried: tuple[str, ...]  # the run's carried columns (every part has the same schema)
@@ -55,7 +55,7 @@ class Solve:
 
 
 @dataclass(frozen=True)
-class Batch:
+class Bundle:
     """Several tasks in one, whose results come back as a list, in order: where a task's
     round trip costs milliseconds of CPU (through a Dask scheduler), not microseconds."""
 

@@ -19,9 +19,9 @@ from pathlib import Path
 import polars as pl
 
 from pipeline.errors import InputError, UsageError
+from pipeline.io.inputs import resolve, stem
 from pipeline.io.runfolder import RunFolder
 from pipeline.io.storage import Location, why
-from pipeline.job import plan
 from pipeline.job.run import Hooks, Summary, run
 from pipeline.job.settings import Settings
 from pipeline.sudoku.status import STATUS_NAMES
@@ -49,7 +49,7 @@ def run_incremental(inputs: list[str], settings: Settings, warehouse: str | None
     """Solve the inputs not yet in the warehouse's catalog; one run folder per file."""
     if warehouse is None:
         raise UsageError("--incremental needs --output WAREHOUSE")
-    paths = plan.resolve(inputs)
+    paths = resolve(inputs)
     if "-" in paths:
         raise UsageError("--incremental reads files, not standard input")
     root = Path(warehouse)
@@ -70,7 +70,7 @@ def run_incremental(inputs: list[str], settings: Settings, warehouse: str | None
             if digest in known:
                 total.skipped_files.append(path)
                 continue
-            folder = root / f"{plan.stem(path)}-{digest[:12]}"
+            folder = root / f"{stem(path)}-{digest[:12]}"
             summary = run([path], settings, str(folder), overwrite=False, hooks=hooks,
                           quiet=quiet)
             entry = {

@@ -1,7 +1,7 @@
 """A worker's whole job: a task in, its part written, a few figures out.
 
-    Piece, Sweep   planning: find, count and hash the records of a range (pipeline.job.plan)
-    Batch          several tasks in one (on Dask, where a round trip costs more)
+    FindRange, ScanInput   planning: find, count and hash the records of a range (pipeline.job.plan)
+    Bundle          several tasks in one (on Dask, where a round trip costs more)
     Spill          copy an input that can be read only once into the run folder
     Solve          a range -> read -> encode -> solve -> check -> grade -> its part
 
@@ -29,12 +29,11 @@ import time
 import numpy as np
 
 from pipeline.errors import InputChanged, InputError, RunFailed
-from pipeline.io import reader, records
+from pipeline.io import inputs, ranges, reader, records
+from pipeline.io.ranges import Range
 from pipeline.io.storage import Location, why
-from pipeline.job import plan
-from pipeline.job.plan import Range
 from pipeline.job.tally import Tally
-from pipeline.job.tasks import Batch, Classes, Figures, Solve, Spill
+from pipeline.job.tasks import Bundle, Classes, Figures, Solve, Spill
 from pipeline.sudoku import grade, grid, solver
 from pipeline.sudoku.status import NULL, Status
 
@@ -47,13 +46,13 @@ def execute(task):
     """Run any task of the pipeline (this is what every executor calls)."""
     if isinstance(task, Solve):
         return solve(task)
-    if isinstance(task, plan.Piece):
-        return _reading(task.location, lambda: plan.scan_piece(task))
-    if isinstance(task, plan.Sweep):
-        return _reading(task.location, lambda: plan.sweep(task))
-    if isinstance(task, plan.Span):
-        return _reading(task.location, lambda: plan.hash_span(task))
-    if isinstance(task, Batch):
+    if isinstance(task, ranges.FindRange):
+        return _reading(task.location, lambda: ranges.find_range(task))
+    if isinstance(task, ranges.ScanInput):
+        return _reading(task.location, lambda: ranges.scan_input(task))
+    if isinstance(task, ranges.HashRange):
+        return _reading(task.location, lambda: ranges.hash_range(task))
+    if isinstance(task, Bundle):
         return [execute(t) for t in task.tasks]
     if isinstance(task, Spill):
         return _spill(task)
@@ -74,12 +73,12 @@ def _reading(loc: Location, fn):
 
 
 def _spill(task: Spill) -> int:
-    if task.layout is not None and task.layout.kind == "parquet":
+    if task.shape is not None and task.shape.kind == "parquet":
         from pipeline.io import parquet
 
         return parquet.copy_rows(task.source, task.dest, task.rows)
     with task.source.open_stream() as f:
-        return plan.spill(f, task.dest, task.gzipped, task.name, task.rows, task.layout)
+        return inputs.spill(f, task.dest, task.gzipped, task.name, task.rows, task.shape)
 
 
 # ---------------------------------------------------------------------------------------
@@ -96,6 +95,11 @@ def cycle_rate() -> float | None:
 
         _CYCLES.append(engine.cycles_per_us())
     return _CYCLES[0]
+
+
+def hello() -> float | None:
+    """What a worker reports as it starts (execute.base.Runner): its clock's rate."""
+    return cycle_rate()
 
 
 def warm_up() -> None:
@@ -156,11 +160,11 @@ def solve(task: Solve) -> Figures:
     cpu = time.process_time()
     r = task.range
     hasher = records.hasher()
-    if task.layout.kind == "parquet":
+    if task.shape.kind == "parquet":
         from pipeline.io import parquet
 
         rows = _reading(task.location, lambda: parquet.read_rows(
-            task.location, r.start, r.end, task.layout, r.digest, task.source))
+            task.location, r.start, r.end, task.shape, r.digest, task.source))
         hasher = None
     else:
         rows = _reading(task.location, lambda: _read(task, hasher))
@@ -239,8 +243,8 @@ def _canonical(grids: np.ndarray, outcome) -> tuple[np.ndarray, np.ndarray, np.n
 
 def _read(task: Solve, hasher) -> reader.Rows:
     r = task.range
-    with task.location.span(r.start, r.end) as read:
-        return reader.read_rows(read, r.start, r.end, task.layout, hasher)
+    with task.location.reader(r.start, r.end) as read:
+        return reader.read_rows(read, r.start, r.end, task.shape, hasher)
 
 
 def write_part(results: Location, r: Range, table, compression: str = "zstd") -> None:
@@ -297,3 +301,4 @@ def _maybe_fail(offsets: np.ndarray, data: np.ndarray, skipped: dict[int, str]) 
             if how == "crash":
                 os.kill(os.getpid(), signal.SIGKILL)
             raise RuntimeError(f"injected fault on puzzle {puzzle[:12]}...")
+

@@ -64,7 +64,7 @@ import numpy as np
 
 from pipeline import compiled
 from pipeline.errors import InputError, RunFailed, UsageError
-from pipeline.io import runfolder as layout
+from pipeline.io import runfolder
 from pipeline.io.schema import write_options
 from pipeline.io.storage import Location, as_location, fsync_dir, why
 from pipeline.sudoku import canonical, check, grid
@@ -399,7 +399,7 @@ def _load_parts(shown: str, locs: list[Location]) -> tuple[list[_Part], list[str
             with _open_parquet(loc) as pf:
                 meta = pf.metadata
                 names = pf.schema_arrow.names
-                info = json.loads((meta.metadata or {}).get(layout.PART_META, b"{}"))
+                info = json.loads((meta.metadata or {}).get(runfolder.PART_META, b"{}"))
                 first = None
                 if "input" not in info and meta.num_rows:
                     t = pf.read_row_group(0, columns=["row"])
@@ -419,14 +419,14 @@ def _open_run(run_dir, need_canonical: bool = True, finished: bool = True) -> _R
     """A run folder's parts, sources and columns; InputError when it is not a usable run."""
     loc = as_location(run_dir)
     shown = loc.shown
-    layout.existing_run(loc, finished)
+    runfolder.existing_run(loc, finished)
     manifest: dict = {}
     with contextlib.suppress(OSError, ValueError):
-        manifest = json.loads(loc.child(layout.MANIFEST).read_bytes())
-    results = loc.child(layout.RESULTS)
-    locs = [results.child(n) for n in results.listdir() if layout.is_part(n)]
+        manifest = json.loads(loc.child(runfolder.MANIFEST).read_bytes())
+    results = loc.child(runfolder.RESULTS)
+    locs = [results.child(n) for n in results.listdir() if runfolder.is_part(n)]
     if not locs:
-        raise InputError(f"{shown}: no result parts in {layout.RESULTS}/")
+        raise InputError(f"{shown}: no result parts in {runfolder.RESULTS}/")
     parts, columns = _load_parts(shown, locs)
     inputs = (manifest.get("definition") or {}).get("inputs") or []
     sources = [str(i.get("path")) for i in inputs if isinstance(i, dict)]
@@ -645,10 +645,10 @@ def _check_output(output: str, run_dir, is_folder: bool = False) -> Location:
         return loc
     run = as_location(run_dir)
     if run.local:
-        results = os.path.realpath(os.path.join(run.path, layout.RESULTS))
+        results = os.path.realpath(os.path.join(run.path, runfolder.RESULTS))
         real = os.path.realpath(loc.path)
         if real == results or real.startswith(results + os.sep):
-            raise UsageError(f"--output {output}: inside the run's {layout.RESULTS}/ folder")
+            raise UsageError(f"--output {output}: inside the run's {runfolder.RESULTS}/ folder")
     if is_folder:
         if os.path.exists(loc.path) and not os.path.isdir(loc.path):
             raise UsageError(f"--output {output}: is a file, not a folder")

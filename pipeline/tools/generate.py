@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from pipeline.errors import PipelineError, UsageError
+from pipeline.errors import TargetNotReached, UsageError
 from pipeline.io.storage import Location
 from pipeline.sudoku import check, engine, grade, grid
 
@@ -45,12 +45,6 @@ BATCH = 40 * BLOCK  # candidates at most per engine round trip (bounds memory)
 ATTEMPT_FACTOR = 200  # give up after trying this many candidates per puzzle asked for
 ATTEMPT_FLOOR = 100_000  # ... but never before this many (about half a minute of work)
 PROJECT_AFTER = 20_000  # after this many tries, give up early when the rate says it is futile
-
-
-class TargetNotReached(PipelineError):
-    """The requested grade or clue count did not come up often enough."""
-
-    exit_code = 1
 
 
 @dataclass

@@ -26,7 +26,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from pipeline.errors import InputError
-from pipeline.io import runfolder as layout
+from pipeline.io import runfolder
 from pipeline.io.storage import Location
 from pipeline.sudoku.grade import GRADES
 from pipeline.sudoku.status import STATUS_NAMES
@@ -102,29 +102,29 @@ def _short(x: float) -> str:
 def load(folder: str | Path) -> RunData:
     """Read and aggregate a run folder; InputError when it is not one."""
     folder = Path(folder)
-    layout.existing_run(Location(str(folder)))
+    runfolder.existing_run(Location(str(folder)))
     manifest: dict = {}
     try:
-        manifest = json.loads((folder / layout.MANIFEST).read_text())
+        manifest = json.loads((folder / runfolder.MANIFEST).read_text())
     except (OSError, ValueError):
         pass
     stats: dict = {}
     try:
-        frame = pl.read_parquet(folder / layout.STATS).filter(pl.col("scope") == "run")
+        frame = pl.read_parquet(folder / runfolder.STATS).filter(pl.col("scope") == "run")
         if frame.height:
             stats = frame.row(0, named=True)
     except (OSError, pl.exceptions.PolarsError):
         pass
     parts = []
-    for p in sorted((folder / layout.RESULTS).glob('part-*.parquet')):
+    for p in sorted((folder / runfolder.RESULTS).glob('part-*.parquet')):
         try:
             parts.append(Part(p.name, pq.read_metadata(p).num_rows, p.stat().st_mtime))
         except (OSError, ValueError) as exc:
             raise InputError(f"{p}: not a readable result part ({exc})") from None
-    data = RunData(folder, (folder / layout.SUCCESS).exists(), manifest, stats, parts)
+    data = RunData(folder, (folder / runfolder.SUCCESS).exists(), manifest, stats, parts)
     data.rows = sum(p.rows for p in parts)
     if data.rows:
-        _aggregate(data, [folder / layout.RESULTS / p.name for p in parts])
+        _aggregate(data, [folder / runfolder.RESULTS / p.name for p in parts])
     return data
 
 
@@ -643,8 +643,8 @@ def show(folder: str, statuses: list[str], limit: int = 20, fmt: str = "table") 
     """`pipeline show`: the rows of a run with the given statuses (source, row, status,
     reason, puzzle), read lazily: only the rows shown are held."""
     root = Path(folder)
-    layout.existing_run(Location(folder))
-    parts = sorted((root / layout.RESULTS).glob("part-*.parquet"))
+    runfolder.existing_run(Location(folder))
+    parts = sorted((root / runfolder.RESULTS).glob("part-*.parquet"))
     if not parts:
         return 0
     query = (pl.scan_parquet(parts)

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pipeline.errors import InputError
+from pipeline.io import inputs
 from pipeline.io.reader import Rows
-from pipeline.job import plan
 from pipeline.job.worker import arrow_buffers
 from pipeline.sudoku import check, grid
 
@@ -160,11 +160,11 @@ def verdicts(path: str, complete: bool = False, puzzle_column: str | None = None
     """The file's shape ('boards' or 'pairs') and its verdicts batch by batch."""
     from pipeline.io import schema
 
-    inp = plan.open_input(path, 0, puzzle_column, solution_column, schema.OURS,
+    inp = inputs.open_input(path, 0, puzzle_column, solution_column, schema.OURS,
                           stdin=sys.stdin.buffer if path == "-" else None)
-    batches = plan.read_whole(inp, sys.stdin.buffer if path == "-" else None)
-    first = next(batches, None)  # reading the first batch settles a stream's layout
-    shape = "pairs" if inp.layout.solution_field is not None else "boards"
+    batches = inputs.read_whole(inp, sys.stdin.buffer if path == "-" else None)
+    first = next(batches, None)  # reading the first batch settles a stream's shape
+    shape = "pairs" if inp.shape.solution_field is not None else "boards"
 
     def gen() -> Iterator[Verdicts]:
         if first is None:

@@ -1,0 +1,67 @@
+"""What a person sees on the terminal during and after a run: the progress bar, the table."""
+
+from __future__ import annotations
+
+import time
+
+
+class Progress:
+    """A bar on the terminal: rows, percent of the input's bytes, rows/s, time left."""
+
+    def __init__(self):
+        from rich.progress import (
+            BarColumn,
+            SpinnerColumn,
+            TaskProgressColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+        from rich.progress import Progress as Bar
+
+        self.started = time.perf_counter()
+        self.rows = 0
+        self.bar = Bar(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                            TaskProgressColumn(),
+                            TextColumn("[bold]{task.fields[rows]:,}[/] rows"),
+                            TextColumn("{task.fields[rate]:,.0f} rows/s"),
+                            TimeElapsedColumn(), TimeRemainingColumn(),
+                            transient=True, console=console())
+        self.task = self.bar.add_task("starting", total=None, rows=0, rate=0.0)
+        self.bar.start()
+
+    def start(self, out: str, resumed: int, total_bytes: int, done_bytes: int) -> None:
+        desc = f"solving into {out}" + (f" (resuming after {resumed:,} rows)" if resumed else "")
+        self.bar.update(self.task, description=desc, total=max(total_bytes, 1),
+                        completed=done_bytes)
+
+    def advance(self, rows: int, nbytes: int) -> None:
+        self.rows += rows
+        rate = self.rows / max(time.perf_counter() - self.started, 1e-9)
+        self.bar.update(self.task, advance=nbytes, rows=self.rows, rate=rate)
+
+    def stop(self) -> None:
+        self.bar.stop()
+
+
+def console():
+    """Rich's console on stderr (the summary and the bar never mix with stdout's data)."""
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def print_table(summary) -> None:
+    """A finished run's counts per status, and its one line."""
+    from rich.table import Table
+
+    table = Table(title=f"run: {summary.output}", show_footer=True)
+    table.add_column("status", footer="total")
+    table.add_column("rows", justify="right", footer=f"{summary.rows:,}")
+    table.add_column("share", justify="right")
+    for name, n in summary.counts.items():
+        share = f"{100 * n / summary.rows:.1f}%" if summary.rows else "-"
+        table.add_row(name, f"{n:,}", share)
+    out = console()
+    out.print(table)
+    out.print(summary.line())

@@ -1,0 +1,316 @@
+"""The inputs of a command: which files a pattern means, each opened and its shape decided.
+
+`resolve` expands globs (local ones as fsspec does for URLs); `open_input` checks an input
+and decides its shape from its first bytes (io/shape.py, or io/parquet.py by its magic
+bytes). Inputs that can be read only once (standard input, a FIFO, a gzip file, an http URL)
+are copied, decompressed, by `spill` and `spill_stream`, and planned as files; `read_whole`
+reads an input in one pass from the start, for the commands that read a file in one
+process (validate, solve -).
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import os
+import zlib
+from dataclasses import dataclass, field
+
+from pipeline.errors import InputError, UsageError
+from pipeline.io import records, storage
+from pipeline.io import shape as shape_mod
+from pipeline.io.ranges import Range
+from pipeline.io.shape import Shape
+from pipeline.io.storage import Location
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclass
+class Input:
+    """One input: where it is, how it is read, its shape and, once planned, its ranges."""
+
+    index: int
+    given: str  # as given or matched; may hold secrets (never written down)
+    location: Location  # where workers read it (its spill, for an input read once)
+    stream: str | None  # why it can be read only once: stdin, pipe, gzip, http
+    shape: Shape
+    head: bytes  # the first bytes, on which the shape was decided
+    columns: tuple = (None, None)  # the puzzle and solution columns asked for
+    range_bytes: int = 0
+    size: int = 0
+    ranges: list[Range] = field(default_factory=list)
+
+    @property
+    def source(self) -> str:
+        """The input as recorded in results, stats and logs (no secrets)."""
+        return storage.redact(self.given)
+
+    @property
+    def rows(self) -> int:
+        return sum(r.rows for r in self.ranges)
+
+    def content_hash(self) -> str:
+        """A hash of the input's content: of its ranges' bounds, counts and hashes."""
+        h = records.hasher()
+        for r in self.ranges:
+            h.update(f"{r.start}:{r.end}:{r.rows}:{r.digest}\n".encode())
+        return h.hexdigest()
+
+    def describe(self) -> dict:
+        return {"path": self.source, "size": self.size, "stream": self.stream,
+                "range_bytes": self.range_bytes, "content_hash": self.content_hash(),
+                "layout": self.shape.describe()}
+
+    @property
+    def parquet(self) -> bool:
+        return self.shape.kind == "parquet"
+
+
+def resolve(patterns: list[str]) -> list[str]:
+    """Expand globs (sorted; URLs too); a pattern that matches nothing is an input error."""
+    found: list[str] = []
+    for pattern in patterns:
+        if pattern == "-":
+            found.append(pattern)
+        elif _url_glob(pattern):
+            loc = Location(pattern)
+            proto = pattern.split("://", 1)[0]
+            matches = sorted(loc.fs.glob(loc.path))
+            if not matches:
+                raise InputError(f"{loc.shown}: no file matches")
+            found.extend(m if "://" in m else f"{proto}://{m}" for m in matches)
+        elif not storage.is_url(pattern) and glob.has_magic(pattern):
+            matches = sorted(glob.glob(pattern))
+            if not matches:
+                raise InputError(f"{pattern}: no file matches")
+            found.extend(matches)
+        else:
+            found.append(pattern)
+    if not found:
+        raise UsageError("no input given (--input PATH)")
+    if found.count("-") > 1:
+        raise UsageError("standard input (-) can be read only once")
+    # A file named twice (by itself and by a glob, say) is one input, read once.
+    seen: set[str] = set()
+    unique = []
+    for p in found:
+        key = p if p == "-" or storage.is_url(p) else os.path.realpath(p)
+        if key not in seen:
+            seen.add(key)
+            unique.append(p)
+    return unique
+
+
+def _url_glob(pattern: str) -> bool:
+    """A URL with a glob in its path (an http URL's '?' starts its query: never a glob)."""
+    if not storage.is_url(pattern) or pattern.startswith(("http://", "https://")):
+        return False
+    return glob.has_magic(pattern.split("://", 1)[1])
+
+
+def stem(path: str) -> str:
+    """A file's name without folder and suffixes ('data/x.csv.gz' -> 'x')."""
+    if path == "-":
+        return "stdin"
+    name = os.path.basename(storage.redact(path).rstrip("/"))
+    return name.split(".")[0] or name
+
+
+def open_input(given: str, index: int, puzzle_column: str | None,
+               solution_column: str | None, reserved: tuple[str, ...], stdin=None) -> Input:
+    """An input checked and its shape decided; InputError when it cannot be used."""
+    if given == "-":
+        loc = Location("-")
+        head = _read_upto(stdin, shape_mod.SNIFF_BYTES)
+        return Input(index, given, loc, "stdin", _unknown_layout(), head,
+                     columns=(puzzle_column, solution_column))
+    loc = Location(given)
+    shown = loc.shown
+    kind = loc.kind()
+    if kind == "missing":
+        raise InputError(f"{shown}: no such file")
+    if kind == "folder":
+        raise InputError(f"{shown}: is a folder, not a file")
+    if kind == "stream":
+        why_once = "http" if not loc.local else "pipe"
+        return Input(index, given, loc, why_once, _unknown_layout(), b"",
+                     columns=(puzzle_column, solution_column))
+    try:
+        first = loc.read_at(0, shape_mod.SNIFF_BYTES)
+    except OSError as exc:
+        raise InputError(f"{shown}: cannot be read ({storage.why(exc)})") from None
+    from pipeline.io import parquet
+
+    if first.startswith(parquet.MAGIC):
+        shape = parquet.detect(loc, shown, puzzle_column, solution_column, reserved)
+        return Input(index, given, loc, None, shape, b"",
+                     columns=(puzzle_column, solution_column))
+    stream = None
+    if first.startswith(GZIP_MAGIC):
+        stream = "gzip"
+        with loc.open_stream() as raw:
+            head, at_end = _gzip_head(raw, shown)
+    else:
+        head, at_end = first, len(first) < shape_mod.SNIFF_BYTES
+    shape = shape_mod.detect(head, shown, at_end, puzzle_column, solution_column, reserved)
+    return Input(index, given, loc, stream, shape, head, columns=(puzzle_column, solution_column))
+
+
+def detect_spilled(inp: Input) -> None:
+    """Decide the shape of an input read once, on its copy's first bytes."""
+    head = inp.location.read_at(0, shape_mod.SNIFF_BYTES)
+    inp.shape = shape_mod.detect(head, inp.source, len(head) < shape_mod.SNIFF_BYTES,
+                                   *_columns(inp))
+    inp.head = head
+
+
+def _unknown_layout() -> Shape:
+    return Shape("text")  # decided on the spilled copy's first bytes
+
+
+def _gzip_head(raw, name: str) -> tuple[bytes, bool]:
+    try:
+        with gzip.GzipFile(fileobj=raw, mode="rb") as z:
+            head = _read_upto(z, shape_mod.SNIFF_BYTES)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"{name}: cannot be decompressed ({exc})") from None
+    return head, len(head) < shape_mod.SNIFF_BYTES
+
+
+def _read_upto(f, n: int) -> bytes:
+    parts, got = [], 0
+    while got < n:
+        b = f.read(n - got)
+        if not b:
+            break
+        parts.append(b)
+        got += len(b)
+    return b"".join(parts)
+
+
+def read_whole(inp: Input, stdin=None, batch_rows: int = 50_000):
+    """Every row of an input, in one pass from the start, as (first row, reader.Rows): for
+    the commands that read a file in one process (validate, solve -)."""
+    from pipeline.io import reader
+
+    if inp.parquet:
+        from pipeline.io import parquet
+
+        row = 0
+        for rows in parquet.iter_whole(inp.location, inp.shape):
+            yield row, rows
+            row += rows.n
+        return
+    if inp.stream == "stdin":
+        raw = Replay(inp.head, stdin)
+    elif inp.location.local and inp.stream == "pipe":
+        raw = open(inp.location.path, "rb")
+    else:
+        raw = inp.location.open_stream()
+    try:
+        gz, raw2 = is_gzip_stream(raw)
+        stream = gzip.GzipFile(fileobj=raw2, mode="rb") if gz else raw2
+        if inp.stream in ("stdin", "pipe", "http"):
+            head = _read_upto(stream, shape_mod.SNIFF_BYTES)
+            inp.shape = shape_mod.detect(head, inp.source, len(head) < shape_mod.SNIFF_BYTES,
+                                           *_columns(inp))
+            stream = Replay(head, stream)
+        _read_upto(stream, inp.shape.start)  # the BOM
+        row = 0
+        try:
+            for rows in reader.iter_rows(stream.read, inp.shape.start, inp.shape):
+                yield row, rows
+                row += rows.n
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputError(f"{inp.source}: read failed ({exc})") from None
+    finally:
+        if inp.stream != "stdin":
+            raw.close()
+
+
+def _columns(inp: Input) -> tuple:
+    from pipeline.io import schema
+
+    return inp.columns + (schema.OURS,)
+
+
+def spill(source, dest: Location, gzipped: bool, name: str, rows: int = 0,
+          shape: Shape | None = None) -> int:
+    """Copy a stream (decompressing gzip) into `dest`, whole or, with `rows`, up to the end of
+    its rows-th row (by `shape`'s rules); the copy's size. Runs where the bytes are."""
+    def copy(f) -> None:
+        src = gzip.GzipFile(fileobj=source, mode="rb") if gzipped else source
+        try:
+            if rows and shape is not None:
+                _copy_rows(src, f, rows, shape)
+                return
+            while block := src.read(records.BLOCK):
+                f.write(block)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputError(f"{name}: read failed ({exc})") from None
+
+    dest.write_atomic(copy)
+    return dest.size()
+
+
+def spill_stream(raw, dest: Location, inp: Input, rows: int = 0) -> None:
+    """Copy a stream only this process can read (stdin, a local pipe) into `dest`,
+    decompressed; with `rows`, only up to its rows-th row."""
+    gz, replay = is_gzip_stream(raw)
+    stream = gzip.GzipFile(fileobj=replay, mode="rb") if gz else replay
+    shape = None
+    if rows:  # the rows are counted by the shape of the stream's first bytes
+        head = _read_upto(stream, shape_mod.SNIFF_BYTES)
+        shape = shape_mod.detect(head, inp.source, len(head) < shape_mod.SNIFF_BYTES,
+                                *_columns(inp))
+        stream = Replay(head, stream)
+    spill(stream, dest, False, inp.source, rows, shape)
+
+
+def _copy_rows(src, f, rows: int, shape: Shape) -> None:
+    """Copy src to f up to the end of its rows-th row (f's extra bytes cut off after)."""
+    f.write(_read_upto(src, shape.start))
+
+    def read(n: int) -> bytes:
+        block = src.read(n)
+        f.write(block)
+        return block
+
+    kept = 0
+    for batch in records.iter_batches(read, shape.start, 1 << 62, shape.rules()):
+        idx = batch.rows()
+        if kept + len(idx) >= rows:
+            j = int(idx[rows - kept - 1])
+            cut = (batch.base + int(batch.starts[j + 1]) if j + 1 < len(batch.starts)
+                   else batch.next_start)
+            f.seek(cut)
+            f.truncate()
+            return
+        kept += len(idx)
+
+
+def is_gzip_stream(stream) -> tuple[bool, object]:
+    """Whether a stream starts with gzip's magic; and the stream with those bytes replayed."""
+    first = _read_upto(stream, 2)
+    return first == GZIP_MAGIC, Replay(first, stream)
+
+
+class Replay:
+    """A stream with its first bytes put back."""
+
+    def __init__(self, head: bytes, rest):
+        self._head = head
+        self._rest = rest
+
+    def read(self, n: int = -1) -> bytes:
+        if self._head:
+            if n < 0:
+                out, self._head = self._head + self._rest.read(), b""
+                return out
+            out, self._head = self._head[:n], self._head[n:]
+            return out
+        return self._rest.read(n)
+
+    def readable(self) -> bool:
+        return True
