@@ -1,9 +1,9 @@
-"""Memory and time of the data-set tools (pipeline.tools.datasets) on runs of a few million rows.
+"""Memory and time of the data-set tools (dedup, split, augment) on runs of a few million rows.
 
 The input is mostly distinct classes, the hard case for memory: puzzles from the shared sets
 (17-clue, Kaggle slice, Radcliffe 5000, top1465), each with one random given removed (a new
 class, most with several solutions), half of the rows once and the other half random
-equivalents of those (canonical.random_transforms), shuffled; one puzzle a line. It is run
+equivalents of those (symmetry.random_transforms), shuffled; one puzzle a line. It is run
 with `pipeline run --canonical --workers 2`; then each tool runs in a fresh process whose
 peak resident memory (ru_maxrss of the child) and wall time are reported, next to the
 baseline of a process that only imports the module, and polars' own answer to "distinct
@@ -26,6 +26,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 RAW = ROOT.parent / "shared" / "data" / "raw"
 WORK = ROOT / "bench-results" / "datasets"
+IMPORTS = "from pipeline.io import classes\nfrom pipeline.tools import augment, dedup, split\n"
 BIN = Path(sys.executable).parent
 PIPELINE = [str(BIN / "pipeline")] if (BIN / "pipeline").exists() else [
     sys.executable, "-m", "pipeline"]
@@ -51,7 +52,7 @@ def base_puzzles() -> np.ndarray:
 
 def make_input(rows: int) -> Path:
     """The input file of `rows` rows (cached)."""
-    from pipeline.sudoku import canonical, grid
+    from pipeline.sudoku import grid, symmetry
 
     path = WORK / f"mixed_{rows}.txt"
     if path.exists():
@@ -75,7 +76,7 @@ def make_input(rows: int) -> Path:
             src = np.where(idx < distinct, idx, rng.integers(0, distinct, len(idx)))
             g = pick[src]
             copy = idx >= distinct
-            g[copy] = canonical.transform(g[copy], canonical.random_transforms(
+            g[copy] = symmetry.transform(g[copy], symmetry.random_transforms(
                 rng, int(copy.sum())))
             text = np.empty((len(g), 82), np.uint8)
             text[:, :81] = grid.to_ascii(g, ".").view(np.uint8).reshape(-1, 81)
@@ -123,7 +124,8 @@ def main() -> None:
     args = ap.parse_args()
     mem = f", memory_rows={args.memory_rows}" if args.memory_rows else ""
     print(f"{'what':<44} {'rows':>11} {'seconds':>8} {'peak RSS':>9}")
-    _, base, _ = peak_of("import pipeline.tools.datasets, pyarrow.parquet, polars")
+    _, base, _ = peak_of("import pipeline.tools.dedup, pipeline.tools.split, pipeline.tools.augment, "
+                         "pyarrow.parquet, polars")
     print(f"{'import only (numpy, numba, pyarrow, polars)':<44} {'':>11} {'':>8} "
           f"{base / 2**20:>6.0f} MB", flush=True)
     for rows in [int(x) for x in args.rows.split(",")]:
@@ -131,17 +133,17 @@ def main() -> None:
         out = WORK / "out"
         out.mkdir(exist_ok=True)
         jobs = {
-            "distinct_classes": f"from pipeline.tools import datasets as d\n"
-                                f"print(d.distinct_classes({str(run)!r}{mem})[1])",
-            "dedup -> parquet": f"from pipeline.tools import datasets as d\n"
-                                f"print(d.dedup({str(run)!r}, {str(out / 'd.parquet')!r}{mem})"
+            "distinct_classes": IMPORTS +
+                                f"print(classes.distinct_classes({str(run)!r}{mem})[1])",
+            "dedup -> parquet": IMPORTS +
+                                f"print(dedup.dedup({str(run)!r}, {str(out / 'd.parquet')!r}{mem})"
                                 f".classes)",
             "split 0.8,0.1,0.1 (stratified)": (
-                f"from pipeline.tools import datasets as d\n"
-                f"print(int(d.split({str(run)!r}, '0.8,0.1,0.1', None, 1, "
+                IMPORTS +
+                f"print(int(split.split({str(run)!r}, '0.8,0.1,0.1', None, 1, "
                 f"{str(out / 'split')!r}{mem}).classes.sum()))"),
-            "augment --copies 2": f"from pipeline.tools import datasets as d\n"
-                                  f"print(d.augment({str(run)!r}, 2, 1, "
+            "augment --copies 2": IMPORTS +
+                                  f"print(augment.augment({str(run)!r}, 2, 1, "
                                   f"{str(out / 'aug.parquet')!r}).written)",
         }
         if not args.no_polars:

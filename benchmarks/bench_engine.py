@@ -52,10 +52,10 @@ SETS = [
 def equivalent(grids: np.ndarray, seed: int) -> np.ndarray:
     """The same puzzles under a random symmetry each (relabelling, band/row/stack/column
     permutations, transposition), in a shuffled order."""
-    from pipeline.sudoku import canonical
+    from pipeline.sudoku import symmetry
 
     rng = np.random.default_rng(seed)
-    moved = canonical.transform(grids, canonical.random_transforms(rng, len(grids)))
+    moved = symmetry.transform(grids, symmetry.random_transforms(rng, len(grids)))
     return moved[rng.permutation(len(grids))]
 
 

@@ -39,8 +39,8 @@ import numpy as np
 MODE_ENV = "PIPELINE_KERNELS"  # "jit": never load the compiled module
 # The modules that declare kernels, in the order the build imports them. Their sources
 # (and this file's) make the digest.
-MODULES = ("sudoku.check", "sudoku.engine", "sudoku.grid", "io.reader", "io.records",
-           "sudoku.canonical", "tools.datasets")
+MODULES = ("sudoku.check", "sudoku.engine", "sudoku.grid", "sudoku.symmetry", "io.reader",
+           "io.records", "sudoku.canonical", "io.classes")
 HERE = Path(__file__).resolve().parent
 
 

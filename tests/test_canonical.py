@@ -17,16 +17,9 @@ from hypothesis import strategies as st
 from numba import njit
 
 from pipeline.sudoku import canonical
-from pipeline.sudoku.canonical import (
-    GROUP_SIZE,
-    canonical_transforms,
-    identity_transforms,
-    inverse,
-    minlex,
-    random_transforms,
-    transform,
-)
+from pipeline.sudoku.canonical import GROUP_SIZE, canonical_transforms, minlex
 from pipeline.sudoku.check import is_complete_grid, is_solution
+from pipeline.sudoku.symmetry import identity_transforms, inverse, random_transforms, transform
 
 EMPTY = "0" * 81
 # The smallest minlex solution grid, and the most symmetric grid (648 automorphisms);

@@ -568,11 +568,11 @@ def test_canonical_column(run_cli, tmp_path):
     (a transposed and relabelled copy), null for malformed rows."""
     import numpy as np
 
-    from pipeline.sudoku import canonical, grid
+    from pipeline.sudoku import canonical, grid, symmetry
 
     g, _ = grid.encode([PUZZLE])
-    t = canonical.random_transforms(np.random.default_rng(5), 1)
-    twin = grid.decode(canonical.transform(g, t))[0]
+    t = symmetry.random_transforms(np.random.default_rng(5), 1)
+    twin = grid.decode(symmetry.transform(g, t))[0]
     bad_given = "11" + "." * 79
     (tmp_path / "c.txt").write_text("\n".join([PUZZLE, twin, "x" * 81, bad_given]) + "\n")
     result = run_cli("run", "-i", str(tmp_path / "c.txt"), "-o", str(tmp_path / "out"),

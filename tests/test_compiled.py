@@ -68,7 +68,7 @@ def test_signatures_are_c_contiguous_arrays_or_scalars():
     assert compiled._parse("() -> i8") == ([], "i8")
     assert compiled._arg("readonly i8[::1]") == compiled._Arg(np.dtype(np.int64), 1, False)
     with pytest.raises(ValueError):
-        compiled._arg("u1[:, :]")  # any shape: the module would not know the strides
+        compiled._arg("u1[:, :]")  # any layout: the module would not know the strides
     with pytest.raises(ValueError):
         compiled._parse("u1[::1] -> void")
 

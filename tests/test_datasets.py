@@ -1,4 +1,4 @@
-"""Data-set tools (pipeline.tools.datasets) on real run folders made by `pipeline run --canonical`
+"""Data-set tools (pipeline.tools: dedup, split, augment) on real run folders made by `pipeline run --canonical`
 from inputs with planted equivalents, and on small synthetic run folders for properties.
 
 What is checked, against answers computed here independently (polars over the results, the
@@ -27,10 +27,11 @@ from hypothesis import strategies as st
 
 from pipeline.cli.exits import exit_code
 from pipeline.errors import InputError, UsageError
-from pipeline.io import runfolder
-from pipeline.sudoku import canonical, check, grid
+from pipeline.io import classes, runfolder
+from pipeline.io.outputs import TableWriter
+from pipeline.sudoku import canonical, check, grid, symmetry
 from pipeline.sudoku.grade import GRADES
-from pipeline.tools import datasets
+from pipeline.tools import augment, dedup, split
 
 INVALID = "55" + "." * 79
 EMPTY = "." * 81
@@ -48,7 +49,7 @@ def pipeline_run(cwd: Path, out: str, *inputs: str, extra: tuple[str, ...] = ())
 def equivalents(texts: list[str], rng: np.random.Generator) -> list[str]:
     g, bad = grid.encode(texts)
     assert not any(bad)
-    return grid.decode(canonical.transform(g, canonical.random_transforms(rng, len(g))))
+    return grid.decode(symmetry.transform(g, symmetry.random_transforms(rng, len(g))))
 
 
 @pytest.fixture(scope="module")
@@ -113,11 +114,11 @@ def test_the_planted_run_holds_what_was_planted(planted, results):
     assert results.height - MALFORMED > planted["classes"] + 800  # many duplicates
 
 
-@pytest.mark.parametrize("memory_rows", [datasets.MEMORY_ROWS, 300, 7])
+@pytest.mark.parametrize("memory_rows", [classes.MEMORY_ROWS, 300, 7])
 def test_distinct_classes_per_source_and_in_total(planted, results, memory_rows):
     want = (results.filter(pl.col("canonical").is_not_null()).group_by("source")
             .agg(pl.col("canonical").n_unique()))
-    per_source, total = datasets.distinct_classes(planted["run"], memory_rows=memory_rows)
+    per_source, total = classes.distinct_classes(planted["run"], memory_rows=memory_rows)
     assert list(per_source) == planted["sources"]  # the run's input order
     assert per_source == dict(want.iter_rows())
     assert total == planted["classes"] == results["canonical"].drop_nulls().n_unique()
@@ -125,9 +126,9 @@ def test_distinct_classes_per_source_and_in_total(planted, results, memory_rows)
 
 def test_distinct_classes_takes_a_list_of_parts(planted, results):
     parts = sorted(str(p) for p in (planted["run"] / "results").glob("part-*.parquet"))
-    assert datasets.distinct_classes(parts, memory_rows=100) == datasets.distinct_classes(
+    assert classes.distinct_classes(parts, memory_rows=100) == classes.distinct_classes(
         planted["run"])
-    assert datasets.distinct_classes([]) == ({}, 0)
+    assert classes.distinct_classes([]) == ({}, 0)
 
 
 def test_distinct_classes_works_before_success(planted, tmp_path):
@@ -137,7 +138,7 @@ def test_distinct_classes_works_before_success(planted, tmp_path):
     copy = tmp_path / "run"
     shutil.copytree(planted["run"], copy)
     (copy / runfolder.SUCCESS).unlink()
-    assert datasets.distinct_classes(copy) == datasets.distinct_classes(planted["run"])
+    assert classes.distinct_classes(copy) == classes.distinct_classes(planted["run"])
 
 
 # ---------------------------------------------------------------------------------------
@@ -146,9 +147,9 @@ def test_distinct_classes_works_before_success(planted, tmp_path):
 
 def test_dedup_keeps_each_class_once_its_first_occurrence(planted, results, tmp_path):
     out = tmp_path / "classes.parquet"
-    summary = datasets.dedup(planted["run"], str(out))
+    summary = dedup.dedup(planted["run"], str(out))
     got = pl.read_parquet(out)
-    assert got.columns == list(datasets.DEDUP_COLUMNS)
+    assert got.columns == list(dedup.DEDUP_COLUMNS)
     assert got.height == summary.classes == planted["classes"]
     assert got["canonical"].n_unique() == got.height  # every class once
     want = first_occurrences(results, planted["sources"])
@@ -166,7 +167,7 @@ def test_dedup_keeps_each_class_once_its_first_occurrence(planted, results, tmp_
 
 def test_dedup_first_occurrence_is_by_source_order_then_row(planted, tmp_path):
     out = tmp_path / "classes.parquet"
-    datasets.dedup(planted["run"], str(out))
+    dedup.dedup(planted["run"], str(out))
     got = pl.read_parquet(out)
     results = read_results(planted["run"])
     b0 = results.filter((pl.col("source") == "b.txt") & (pl.col("row") == 0))
@@ -183,13 +184,13 @@ def test_dedup_first_occurrence_is_by_source_order_then_row(planted, tmp_path):
 def test_dedup_bucket_path_equals_the_in_memory_answer(planted, tmp_path, memory_rows,
                                                        monkeypatch):
     whole = tmp_path / "whole.parquet"
-    datasets.dedup(planted["run"], str(whole))
+    dedup.dedup(planted["run"], str(whole))
     seen = []
-    real = datasets._pass1
-    monkeypatch.setattr(datasets, "_pass1", lambda *a, **k: seen.append(real(*a, **k))
+    real = dedup.pass1
+    monkeypatch.setattr(dedup, "pass1", lambda *a, **k: seen.append(real(*a, **k))
                         or seen[-1])
     spilled = tmp_path / "spilled.parquet"
-    datasets.dedup(planted["run"], str(spilled), memory_rows=memory_rows,
+    dedup.dedup(planted["run"], str(spilled), memory_rows=memory_rows,
                    spill_dir=str(tmp_path))
     assert seen[0].k > 1 and seen[0].spill.paths is not None  # it did spill to files
     assert pl.read_parquet(spilled).equals(pl.read_parquet(whole))
@@ -198,9 +199,9 @@ def test_dedup_bucket_path_equals_the_in_memory_answer(planted, tmp_path, memory
 
 def test_dedup_csv_feeds_back_into_run_one_row_per_class(planted, tmp_path):
     out = tmp_path / "classes.csv"
-    datasets.dedup(planted["run"], str(out))
+    dedup.dedup(planted["run"], str(out))
     header = out.read_text().splitlines()[0]
-    assert header == ",".join(datasets.DEDUP_COLUMNS)
+    assert header == ",".join(dedup.DEDUP_COLUMNS)
     pipeline_run(tmp_path, "again", str(out), extra=("--canonical",))
     again = read_results(tmp_path / "again")
     assert again.height == planted["classes"]
@@ -214,25 +215,25 @@ def test_dedup_csv_feeds_back_into_run_one_row_per_class(planted, tmp_path):
 
 
 def test_dedup_csv_gz(planted, tmp_path):
-    datasets.dedup(planted["run"], str(tmp_path / "classes.csv.gz"))
-    datasets.dedup(planted["run"], str(tmp_path / "classes.csv"))
+    dedup.dedup(planted["run"], str(tmp_path / "classes.csv.gz"))
+    dedup.dedup(planted["run"], str(tmp_path / "classes.csv"))
     with gzip.open(tmp_path / "classes.csv.gz") as f:
         assert f.read() == (tmp_path / "classes.csv").read_bytes()
 
 
 def test_dedup_main_prints_one_line_and_returns_0(planted, tmp_path, capsys):
-    assert datasets.dedup_main(str(planted["run"]), str(tmp_path / "d.parquet")) == 0
+    assert dedup.main(str(planted["run"]), str(tmp_path / "d.parquet")) == 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert f"{planted['classes']:,} classes" in err[0] and "2 malformed rows left out" in err[0]
-    assert datasets.dedup_main(str(planted["run"]), str(tmp_path / "e.parquet"),
+    assert dedup.main(str(planted["run"]), str(tmp_path / "e.parquet"),
                                quiet=True) == 0
     assert capsys.readouterr().err == ""
 
 
 def test_dedup_accepts_file_urls(planted, tmp_path):
     out = tmp_path / "u.parquet"
-    datasets.dedup(f"file://{planted['run']}", f"file://{out}")
+    dedup.dedup(f"file://{planted['run']}", f"file://{out}")
     assert pl.read_parquet(out).height == planted["classes"]
 
 
@@ -251,17 +252,17 @@ def plain_run(planted) -> Path:
 def test_not_a_finished_run_or_no_canonical_is_an_input_error(planted, plain_run, tmp_path):
     out = str(tmp_path / "d.parquet")
     with pytest.raises(InputError, match="no such folder"):
-        datasets.dedup(tmp_path / "nowhere", out)
+        dedup.dedup(tmp_path / "nowhere", out)
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match="no _SUCCESS"):
-        datasets.dedup(tmp_path / "empty", out)
+        dedup.dedup(tmp_path / "empty", out)
     with pytest.raises(InputError, match="without --canonical"):
-        datasets.dedup(plain_run, out)
+        dedup.dedup(plain_run, out)
     with pytest.raises(InputError, match="without --canonical"):
-        datasets.split(plain_run, "0.5,0.5", None, 1, str(tmp_path / "s"))
+        split.split(plain_run, "0.5,0.5", None, 1, str(tmp_path / "s"))
     assert exit_code(InputError("x")) == 2
     # augment needs no canonical form
-    s = datasets.augment(plain_run, 1, 0, str(tmp_path / "aug.parquet"))
+    s = augment.augment(plain_run, 1, 0, str(tmp_path / "aug.parquet"))
     assert s.written == s.solved > 0
     assert "canonical" not in pl.read_parquet(tmp_path / "aug.parquet").columns
     assert not Path(out).exists()
@@ -271,29 +272,29 @@ def test_usage_errors(planted, tmp_path):
     run = planted["run"]
     for fractions in ("0.8,0.1", "a,b", "0.5,0.5,0", "1.5,-0.5", ""):
         with pytest.raises(UsageError):
-            datasets.split(run, fractions, None, 1, str(tmp_path / "s"))
+            split.split(run, fractions, None, 1, str(tmp_path / "s"))
     with pytest.raises(UsageError, match="2 names for 3"):
-        datasets.split(run, "0.8,0.1,0.1", "a,b", 1, str(tmp_path / "s"))
+        split.split(run, "0.8,0.1,0.1", "a,b", 1, str(tmp_path / "s"))
     with pytest.raises(UsageError, match="twice"):
-        datasets.split(run, "0.5,0.5", "a,a", 1, str(tmp_path / "s"))
+        split.split(run, "0.5,0.5", "a,a", 1, str(tmp_path / "s"))
     with pytest.raises(UsageError, match="plain file name"):
-        datasets.split(run, "0.5,0.5", "a,../b", 1, str(tmp_path / "s"))
+        split.split(run, "0.5,0.5", "a,../b", 1, str(tmp_path / "s"))
     with pytest.raises(UsageError, match="--format"):
-        datasets.split(run, "0.5,0.5", None, 1, str(tmp_path / "s"), fmt="json")
+        split.split(run, "0.5,0.5", None, 1, str(tmp_path / "s"), fmt="json")
     with pytest.raises(UsageError, match="--stratify"):
-        datasets.split(run, "0.5,0.5", None, 1, str(tmp_path / "s"), stratify="nope")
+        split.split(run, "0.5,0.5", None, 1, str(tmp_path / "s"), stratify="nope")
     with pytest.raises(UsageError, match="--seed"):
-        datasets.split(run, "0.5,0.5", None, -1, str(tmp_path / "s"))
+        split.split(run, "0.5,0.5", None, -1, str(tmp_path / "s"))
     with pytest.raises(UsageError, match="unknown file type"):
-        datasets.dedup(run, str(tmp_path / "d.json"))
+        dedup.dedup(run, str(tmp_path / "d.json"))
     with pytest.raises(UsageError, match="is a folder"):
-        datasets.dedup(run, str(tmp_path))
+        dedup.dedup(run, str(tmp_path))
     with pytest.raises(UsageError, match="does not exist"):
-        datasets.dedup(run, str(tmp_path / "no" / "d.parquet"))
+        dedup.dedup(run, str(tmp_path / "no" / "d.parquet"))
     with pytest.raises(UsageError, match="inside the run"):
-        datasets.dedup(run, str(run / "results" / "dedup.parquet"))
+        dedup.dedup(run, str(run / "results" / "dedup.parquet"))
     with pytest.raises(UsageError, match="--copies"):
-        datasets.augment(run, 0, 1, str(tmp_path / "a.parquet"))
+        augment.augment(run, 0, 1, str(tmp_path / "a.parquet"))
     assert exit_code(UsageError("x")) == 2
     assert not list((run / "results").glob("*dedup*"))
 
@@ -302,13 +303,13 @@ def test_a_failed_write_leaves_nothing(planted, tmp_path, monkeypatch):
     def boom(self, table):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(datasets._TableWriter, "write", boom)
+    monkeypatch.setattr(TableWriter, "write", boom)
     from pipeline.errors import RunFailed
 
     with pytest.raises(RunFailed):
-        datasets.dedup(planted["run"], str(tmp_path / "d.parquet"))
+        dedup.dedup(planted["run"], str(tmp_path / "d.parquet"))
     with pytest.raises(RunFailed, match="cannot write .*no space left"):
-        datasets.split(planted["run"], "0.5,0.5", None, 1, str(tmp_path / "s"))
+        split.split(planted["run"], "0.5,0.5", None, 1, str(tmp_path / "s"))
     assert [p.name for p in tmp_path.iterdir()] == ["s"]
     assert list((tmp_path / "s").iterdir()) == []
 
@@ -320,7 +321,7 @@ def test_a_failed_write_leaves_nothing(planted, tmp_path, monkeypatch):
 @pytest.fixture(scope="module")
 def splits(planted, tmp_path_factory):
     out = tmp_path_factory.mktemp("split") / "s"
-    summary = datasets.split(planted["run"], "0.8,0.1,0.1", None, 7, str(out))
+    summary = split.split(planted["run"], "0.8,0.1,0.1", None, 7, str(out))
     frames = {n: pl.read_parquet(out / f"{n}.parquet") for n in ("train", "val", "test")}
     return out, summary, frames
 
@@ -365,12 +366,12 @@ def test_split_fractions_and_grade_mix(planted, results, splits):
 def test_split_is_deterministic_and_seeded(planted, splits, tmp_path):
     out, _, frames = splits
     again = tmp_path / "again"
-    datasets.split(planted["run"], "0.8,0.1,0.1", None, 7, str(again), memory_rows=41,
+    split.split(planted["run"], "0.8,0.1,0.1", None, 7, str(again), memory_rows=41,
                    spill_dir=str(tmp_path))
     for name, f in frames.items():
         assert pl.read_parquet(again / f"{name}.parquet").equals(f)  # also through buckets
     other = tmp_path / "other"
-    datasets.split(planted["run"], "0.8,0.1,0.1", None, 8, str(other))
+    split.split(planted["run"], "0.8,0.1,0.1", None, 8, str(other))
     assert not pl.read_parquet(other / "test.parquet").equals(frames["test"])
     info = json.loads((out / "split.json").read_text())
     assert info["seed"] == 7 and info["classes"]["train"] == frames["train"][
@@ -380,7 +381,7 @@ def test_split_is_deterministic_and_seeded(planted, splits, tmp_path):
 
 def test_split_unstratified_csv_and_names(planted, results, tmp_path, capsys):
     out = tmp_path / "s"
-    code = datasets.split_main(str(planted["run"]), "0.5,0.5", str(out), names="x,y",
+    code = split.main(str(planted["run"]), "0.5,0.5", str(out), names="x,y",
                                seed=3, fmt="csv", stratify=None)
     assert code == 0
     err = capsys.readouterr().err.splitlines()
@@ -394,7 +395,7 @@ def test_split_unstratified_csv_and_names(planted, results, tmp_path, capsys):
 
 
 def test_split_main_table_lists_grades(planted, tmp_path, capsys):
-    datasets.split_main(str(planted["run"]), "0.8,0.1,0.1", str(tmp_path / "s"), seed=1)
+    split.main(str(planted["run"]), "0.8,0.1,0.1", str(tmp_path / "s"), seed=1)
     err = capsys.readouterr().err.splitlines()
     assert err[1].split()[:4] == ["split", "rows", "classes", "easy"]
     assert [line.split()[0] for line in err[2:]] == ["train", "val", "test", "all"]
@@ -407,7 +408,7 @@ def test_split_main_table_lists_grades(planted, tmp_path, capsys):
 @pytest.fixture(scope="module")
 def augmented(planted, tmp_path_factory):
     out = tmp_path_factory.mktemp("aug") / "aug.parquet"
-    summary = datasets.augment(planted["run"], 3, 11, str(out))
+    summary = augment.augment(planted["run"], 3, 11, str(out))
     return out, summary, pl.read_parquet(out)
 
 
@@ -439,7 +440,7 @@ def test_augment_pairs_check_and_map_back_to_their_class(planted, results, augme
 def test_augment_same_seed_same_output_whatever_the_parts(planted, augmented, tmp_path):
     _, _, aug = augmented
     again = tmp_path / "again.parquet"
-    datasets.augment(planted["run"], 3, 11, str(again))
+    augment.augment(planted["run"], 3, 11, str(again))
     assert pl.read_parquet(again).equals(aug)
     # Another run of the same inputs in other parts (chunk size) gives the same copies.
     base = planted["base"]
@@ -449,9 +450,9 @@ def test_augment_same_seed_same_output_whatever_the_parts(planted, augmented, tm
     parts = len(list((tmp_path / "run2" / "results").glob("part-*")))
     assert parts < len(list((planted["run"] / "results").glob("part-*")))
     other = tmp_path / "other.parquet"
-    datasets.augment(tmp_path / "run2", 3, 11, str(other))
+    augment.augment(tmp_path / "run2", 3, 11, str(other))
     assert pl.read_parquet(other).equals(aug)
-    datasets.augment(planted["run"], 3, 12, str(tmp_path / "seed12.parquet"))
+    augment.augment(planted["run"], 3, 12, str(tmp_path / "seed12.parquet"))
     assert not pl.read_parquet(tmp_path / "seed12.parquet").equals(aug)
 
 
@@ -459,17 +460,17 @@ def test_augment_copies_come_from_their_rows_block(planted, augmented):
     """A row's transformations depend on (seed, source, row) only, through its block."""
     _, _, aug = augmented
     row = aug.filter((pl.col("source") == "b.txt") & (pl.col("row") == 300))
-    rows = datasets.block_rows(3)
-    t = datasets.block_transforms(11, 1, 300 // rows, 3)[300 % rows]
+    rows = augment.block_rows(3)
+    t = augment.block_transforms(11, 1, 300 // rows, 3)[300 % rows]
     results = read_results(planted["run"])
     orig = results.filter((pl.col("source") == "b.txt") & (pl.col("row") == 300))
     g, _ = grid.encode(orig["puzzle"].to_list() * 3)
-    assert grid.decode(canonical.transform(g, t)) == row["puzzle"].to_list()
+    assert grid.decode(symmetry.transform(g, t)) == row["puzzle"].to_list()
 
 
 def test_augment_csv_feeds_back_into_run_as_puzzle_and_solution(planted, tmp_path, capsys):
     out = tmp_path / "aug.csv"
-    assert datasets.augment_main(str(planted["run"]), 1, 5, str(out)) == 0
+    assert augment.main(str(planted["run"]), 1, 5, str(out)) == 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "each checked" in err[0]
     pipeline_run(tmp_path, "again", str(out))
@@ -479,7 +480,7 @@ def test_augment_csv_feeds_back_into_run_as_puzzle_and_solution(planted, tmp_pat
 
 
 def test_augment_raises_on_a_pair_that_fails_the_check(planted, tmp_path, monkeypatch):
-    real = canonical.transform
+    real = symmetry.transform
     calls = []
 
     def broken(grids, transforms):
@@ -489,9 +490,9 @@ def test_augment_raises_on_a_pair_that_fails_the_check(planted, tmp_path, monkey
             out[0, :2] = out[0, 1::-1].copy()
         return out
 
-    monkeypatch.setattr(datasets.canonical, "transform", broken)
+    monkeypatch.setattr(augment.symmetry, "transform", broken)
     with pytest.raises(RuntimeError, match="fails the check"):
-        datasets.augment(planted["run"], 1, 0, str(tmp_path / "a.parquet"))
+        augment.augment(planted["run"], 1, 0, str(tmp_path / "a.parquet"))
     assert not (tmp_path / "a.parquet").exists()
 
 
@@ -548,16 +549,16 @@ def test_properties_on_synthetic_runs(sources, part_rows, memory_rows, meta):
         df = fake_run(tmp / "run", sources, part_rows, meta)
         names = [f"s{i}.txt" for i in range(len(sources))]
         with_class = df.filter(pl.col("canonical").is_not_null())
-        per_source, total = datasets.distinct_classes(tmp / "run", memory_rows=memory_rows)
+        per_source, total = classes.distinct_classes(tmp / "run", memory_rows=memory_rows)
         assert total == with_class["canonical"].n_unique()
         assert per_source == {n: with_class.filter(pl.col("source") == n)["canonical"]
                               .n_unique() for n in names}
-        datasets.dedup(tmp / "run", str(tmp / "d.parquet"), memory_rows=memory_rows)
+        dedup.dedup(tmp / "run", str(tmp / "d.parquet"), memory_rows=memory_rows)
         got = pl.read_parquet(tmp / "d.parquet")
         want = first_occurrences(df, names)
         assert got.select("source", "row", "canonical", "copies").equals(
             want.select("source", "row", "canonical", "copies").cast({"copies": pl.Int64}))
-        s = datasets.split(tmp / "run", "0.5,0.3,0.2", None, 5, str(tmp / "s"),
+        s = split.split(tmp / "run", "0.5,0.3,0.2", None, 5, str(tmp / "s"),
                            memory_rows=memory_rows)
         parts = [pl.read_parquet(tmp / "s" / f"{n}.parquet") for n in ("train", "val", "test")]
         assert sum(p.height for p in parts) == with_class.height
@@ -565,7 +566,7 @@ def test_properties_on_synthetic_runs(sources, part_rows, memory_rows, meta):
         assert sum(len(x) for x in sets) == len(set().union(*sets)) == total
         # Every stratum is cut within one class of its fractions.
         assert (np.abs(s.classes - np.outer([0.5, 0.3, 0.2], s.classes.sum(0))) <= 1).all()
-        again = datasets.split(tmp / "run", "0.5,0.3,0.2", None, 5, str(tmp / "t"))
+        again = split.split(tmp / "run", "0.5,0.3,0.2", None, 5, str(tmp / "t"))
         assert (again.classes == s.classes).all()
         for n in ("train", "val", "test"):
             assert pl.read_parquet(tmp / "t" / f"{n}.parquet").equals(
@@ -580,17 +581,18 @@ def test_hash_collisions_do_not_merge_classes(tmp_path, monkeypatch):
     df = fake_run(tmp_path / "run", sources, 37)
     real = {}
     for mem in (10_000, 23):
-        real[mem] = datasets.distinct_classes(tmp_path / "run", memory_rows=mem)
-        datasets.dedup(tmp_path / "run", str(tmp_path / f"real{mem}.parquet"), memory_rows=mem)
-    weak = datasets.form_hash
-    monkeypatch.setattr(datasets, "form_hash",
-                        lambda words, seed: weak(words, seed) & np.uint64(3) << np.uint64(62))
+        real[mem] = classes.distinct_classes(tmp_path / "run", memory_rows=mem)
+        dedup.dedup(tmp_path / "run", str(tmp_path / f"real{mem}.parquet"), memory_rows=mem)
+    weak = classes.form_hash
+    for module in (classes, split):  # the class passes and the split's ranks
+        monkeypatch.setattr(module, "form_hash",
+                            lambda words, seed: weak(words, seed) & np.uint64(3) << np.uint64(62))
     for mem in (10_000, 23):
-        assert datasets.distinct_classes(tmp_path / "run", memory_rows=mem) == real[mem]
-        datasets.dedup(tmp_path / "run", str(tmp_path / "weak.parquet"), memory_rows=mem)
+        assert classes.distinct_classes(tmp_path / "run", memory_rows=mem) == real[mem]
+        dedup.dedup(tmp_path / "run", str(tmp_path / "weak.parquet"), memory_rows=mem)
         assert pl.read_parquet(tmp_path / "weak.parquet").equals(
             pl.read_parquet(tmp_path / f"real{mem}.parquet"))
-        s = datasets.split(tmp_path / "run", "0.6,0.4", None, 1, str(tmp_path / f"s{mem}"),
+        s = split.split(tmp_path / "run", "0.6,0.4", None, 1, str(tmp_path / f"s{mem}"),
                            memory_rows=mem)
         a = pl.read_parquet(tmp_path / f"s{mem}" / "train.parquet")
         b = pl.read_parquet(tmp_path / f"s{mem}" / "test.parquet")
@@ -604,7 +606,7 @@ def test_pack_forms_keeps_the_order_of_the_forms():
     rng = np.random.default_rng(1)
     digits = rng.integers(0, 10, (2000, 81)).astype(np.uint8)
     digits[::7, 40:] = digits[1::7, 40:][: len(digits[::7])]
-    words = datasets.pack_forms(digits)
+    words = classes.pack_forms(digits)
     texts = ["".join(map(str, d)) for d in digits.tolist()]
     by_words = np.lexsort(words.T[::-1])
     assert [texts[i] for i in by_words] == sorted(texts)
@@ -615,9 +617,9 @@ FORM_HASH_7 = 0x58C4EC2279CBEC6D  # computed once and pinned
 
 def test_form_hash_is_fixed():
     """Split assignments rest on this hash: it must not change between versions."""
-    words = datasets.pack_forms(np.arange(81, dtype=np.uint8)[None, :] % 10)
-    assert datasets.form_hash(words, 1)[0] != datasets.form_hash(words, 0)[0]
-    assert int(datasets.form_hash(words, 7)[0]) == FORM_HASH_7
+    words = classes.pack_forms(np.arange(81, dtype=np.uint8)[None, :] % 10)
+    assert classes.form_hash(words, 1)[0] != classes.form_hash(words, 0)[0]
+    assert int(classes.form_hash(words, 7)[0]) == FORM_HASH_7
 
 
 
@@ -630,14 +632,14 @@ def test_run_folders_and_outputs_on_s3(planted, s3, tmp_path):
     fs, bucket = s3
     fs.put(str(planted["run"]), f"{bucket}/run", recursive=True)
     url = f"s3://{bucket}/run"
-    datasets.dedup(url, f"s3://{bucket}/out/d.parquet")
+    dedup.dedup(url, f"s3://{bucket}/out/d.parquet")
     local = tmp_path / "d.parquet"
-    datasets.dedup(planted["run"], str(local))
+    dedup.dedup(planted["run"], str(local))
     with fs.open(f"{bucket}/out/d.parquet", "rb") as f:
         assert pl.read_parquet(f).equals(pl.read_parquet(local))
-    assert datasets.distinct_classes(url) == datasets.distinct_classes(planted["run"])
-    datasets.split(url, "0.5,0.5", None, 2, f"s3://{bucket}/out/s")
-    datasets.split(planted["run"], "0.5,0.5", None, 2, str(tmp_path / "s"))
+    assert classes.distinct_classes(url) == classes.distinct_classes(planted["run"])
+    split.split(url, "0.5,0.5", None, 2, f"s3://{bucket}/out/s")
+    split.split(planted["run"], "0.5,0.5", None, 2, str(tmp_path / "s"))
     with fs.open(f"{bucket}/out/s/train.parquet", "rb") as f:
         assert pl.read_parquet(f).equals(pl.read_parquet(tmp_path / "s" / "train.parquet"))
     assert sorted(p.rsplit("/", 1)[-1] for p in fs.ls(f"{bucket}/out/s")) == [

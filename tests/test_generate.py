@@ -10,8 +10,7 @@ import polars as pl
 import pytest
 from conftest import invoke
 
-from pipeline.sudoku import check, grade, grid, reference
-from pipeline.tools import generate
+from pipeline.sudoku import check, grade, grid, reference, search
 
 
 def make(tmp_path: Path, *args: str, name: str = "out.csv") -> tuple[int, Path]:
@@ -81,7 +80,7 @@ def test_grade_target_and_difficulty_is_the_grade(tmp_path):
     assert code == 0
     df = read(out)
     assert set(df["difficulty"]) == {"hard"}
-    made = generate.generate(50, seed=3)
+    made = search.generate(50, seed=3)
     assert set(made.grades) <= set(grade.GRADES)
     assert (made.grades == np.array(grade.GRADES, dtype=object)[
         grade.grade_of_guesses(made.guesses)]).all()
@@ -97,8 +96,8 @@ def test_bad_options_exit_2(tmp_path, args):
 
 
 def test_unreachable_target_exits_1_and_writes_nothing(tmp_path, monkeypatch):
-    monkeypatch.setattr(generate, "ATTEMPT_FLOOR", 2048)
-    monkeypatch.setattr(generate, "PROJECT_AFTER", 1024)
+    monkeypatch.setattr(search, "ATTEMPT_FLOOR", 2048)
+    monkeypatch.setattr(search, "PROJECT_AFTER", 1024)
     code, out = make(tmp_path, "--count", "5", "--clues", "17", "--seed", "1")
     assert code == 1
     assert not out.exists()

@@ -526,8 +526,9 @@ def _expected_rows(data: bytes, shape: dict) -> int:
 
 
 def _run_in_process(path: Path, out: Path):
-    settings_ = Settings(workers=1, chunk_size=3, timings=False)
-    return run_mod.run([str(path)], settings_, str(out), quiet=True)
+    settings_ = Settings(inputs=[str(path)], folder=str(out), quiet=True, workers=1,
+                         chunk_size=3, timings=False)
+    return run_mod.run(settings_)
 
 
 def _check_accounted(data: bytes, tmp: Path) -> None:

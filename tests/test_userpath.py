@@ -275,16 +275,16 @@ def test_validate_json_causes_keep_words_with_digits(run_cli, tmp_path):
 
 
 # ---------------------------------------------------------------------------------------
-# The data-set commands on a --canonical run (pipeline.tools.datasets is tested on its own too)
+# The data-set commands on a --canonical run (the tools are tested on their own too)
 
 
 def test_dedup_split_augment_commands_and_distinct_classes(run_cli, tmp_path):
-    from pipeline.sudoku import canonical, grid
+    from pipeline.sudoku import grid, symmetry
 
     base = pl.read_csv(SAMPLE_CSV, infer_schema=False)["puzzle"].to_list()[:40]
     g, _ = grid.encode(base)
-    twins = grid.decode(canonical.transform(
-        g, canonical.random_transforms(np.random.default_rng(1), len(g))))
+    twins = grid.decode(symmetry.transform(
+        g, symmetry.random_transforms(np.random.default_rng(1), len(g))))
     (tmp_path / "a.txt").write_text("\n".join(base) + "\n")
     (tmp_path / "b.txt").write_text("\n".join(twins[:10] + ["junk"]) + "\n")
     res = run_cli("run", "-i", "a.txt", "-i", "b.txt", "-o", "run", "--canonical", "-q")

@@ -17,8 +17,9 @@ import typer
 
 from pipeline import VERSION
 from pipeline.cli import progress as progress_mod
+from pipeline.errors import UsageError
 from pipeline.job.settings import COMPRESSIONS, DEFAULTS, EXECUTORS, LOG_LEVELS
-from pipeline.sudoku.status import STATUS_NAMES
+from pipeline.sudoku.status import STATUS_NAMES, parse_statuses
 
 app = typer.Typer(
     name="pipeline",
@@ -39,13 +40,10 @@ class StatusList(click.ParamType):
     name = "STATUS,..."
 
     def convert(self, value, param, ctx):
-        items = value if isinstance(value, list) else str(value).split(",")
-        out = [str(s).strip() for s in items if str(s).strip()]
-        bad = [s for s in out if s not in STATUS_NAMES]
-        if bad:
-            self.fail(f"unknown status {bad[0]!r} (one of {', '.join(STATUS_NAMES)})", param,
-                      ctx)
-        return out
+        try:
+            return parse_statuses(value)
+        except UsageError as exc:
+            self.fail(exc.message.removeprefix("status: "), param, ctx)
 
 
 def _config_file(ctx: click.Context, param, value: str | None) -> str | None:
@@ -157,6 +155,7 @@ def run(
     from pipeline.job.settings import Settings
 
     settings = Settings(
+        inputs=input, folder=output or "", overwrite=overwrite, quiet=quiet,
         workers=workers, chunk_size=chunk_size, limit=limit, puzzle_column=puzzle_column,
         solution_column=solution_column, first_solution=first_solution,
         fail_on=fail_on or [], timings=timings, canonical=canonical, compression=compression,
@@ -171,9 +170,9 @@ def run(
         if incremental:
             from pipeline.job.warehouse import run_incremental
 
-            summary = run_incremental(input, settings, output, hooks, quiet=quiet)
+            summary = run_incremental(settings, output, hooks)
         else:
-            summary = run_mod.run(input, settings, output, overwrite, hooks, quiet=quiet)
+            summary = run_mod.run(settings, hooks)
     finally:
         if progress is not None:
             progress.stop()
@@ -309,10 +308,9 @@ def show(
     """The rows of a run with given statuses: source, row, status, reason, puzzle.
 
     The question after a run: which rows were not solved, and why."""
-    from pipeline.tools import report as report_mod
+    from pipeline.tools import show as show_mod
 
-    report_mod.show(folder, status or [s for s in STATUS_NAMES if s != "solved"], limit,
-                    format)
+    show_mod.main(folder, status or [s for s in STATUS_NAMES if s != "solved"], limit, format)
 
 
 @app.command()
@@ -326,9 +324,9 @@ def dedup(
 ) -> None:
     """One row per equivalence class of the run's puzzles: its first occurrence in input
     order, with source, row, puzzle, canonical, solution, status and copies."""
-    from pipeline.tools import datasets
+    from pipeline.tools import dedup as tool
 
-    raise typer.Exit(datasets.dedup_main(folder, output, quiet))
+    raise typer.Exit(tool.main(folder, output, quiet))
 
 
 @app.command()
@@ -354,9 +352,9 @@ def split(
 ) -> None:
     """Split the run's rows into files (train/val/test), whole equivalence classes to a
     split, so that no puzzle of one split is a disguised puzzle of another."""
-    from pipeline.tools import datasets
+    from pipeline.tools import split as tool
 
-    raise typer.Exit(datasets.split_main(folder, fractions, output, names, seed, format,
+    raise typer.Exit(tool.main(folder, fractions, output, names, seed, format,
                                          None if stratify == "none" else stratify, quiet))
 
 
@@ -373,6 +371,6 @@ def augment(
 ) -> None:
     """For each solved row, K random equivalent puzzles with their solutions transformed
     the same way, each pair checked by the independent checker."""
-    from pipeline.tools import datasets
+    from pipeline.tools import augment as tool
 
-    raise typer.Exit(datasets.augment_main(folder, copies, seed, output, quiet))
+    raise typer.Exit(tool.main(folder, copies, seed, output, quiet))

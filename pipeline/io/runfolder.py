@@ -17,15 +17,22 @@ plan) is done; anything else under results/ is removed and its range done again.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import json
 import logging
 import os
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
 
 from pipeline.errors import DefinitionMismatch, InputError, OutputBusy, RunFailed, UsageError
-from pipeline.io.storage import Location, why
+from pipeline.io.ranges import Range
+from pipeline.io.schema import write_options
+from pipeline.io.storage import Location, as_location, why
+from pipeline.sudoku.status import STATUS_NAMES
 
 log = logging.getLogger("pipeline.folder")
 
@@ -40,6 +47,20 @@ SPILL = ".spill"
 REPORT = "report.html"
 OURS = {RESULTS, STATS, MANIFEST, SUCCESS, LOCK, LOGS, SPILL, REPORT}
 PART_META = b"pipeline.range"  # a part's key in the Parquet footer: its range, as JSON
+
+STATS_TYPES = {
+    "scope": "string", "source": "string", "rows": "int64", **dict.fromkeys(STATUS_NAMES, "int64"),
+    "resumed_rows": "int64", "wall_seconds": "float64", "rows_per_second": "float64",
+    "worker_seconds": "float64", "engine_seconds": "float64",
+    "engine_cpu_seconds": "float64", "distinct_classes": "int64",
+    "guesses_mean": "float64", "guesses_p99": "float64",
+    "guesses_max": "int64", "solve_us_p50": "float64", "solve_us_p90": "float64",
+    "solve_us_p99": "float64", "solve_us_max": "float64",
+    "chunk_solve_us_per_row_p50": "float64", "chunk_solve_us_per_row_p99": "float64",
+    "run_id": "string", "workers": "int64", "chunk_size": "int64", "executor": "string",
+    "uniqueness_checked": "bool", "pipeline_version": "string", "python_version": "string",
+    "numba_version": "string", "started_at": "string", "finished_at": "string",
+}
 
 
 def part_name(number: int) -> str:
@@ -247,3 +268,180 @@ class RunFolder:
         """Make every part's name durable before the files that say the run is complete."""
         self.results.sync()
         self.loc.sync()
+
+    def write_stats(self, rows: list[dict]) -> None:
+        """stats.parquet, whole or absent, from its rows (STATS_TYPES)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        schema = pa.schema([(name, pa.type_for_alias(t)) for name, t in STATS_TYPES.items()])
+        table = pa.Table.from_pylist(rows, schema=schema)
+        self.child(STATS).write_atomic(lambda f: pq.write_table(table, f, compression="zstd"))
+
+    def read_stats(self):
+        """stats.parquet as a pyarrow Table; None when it is absent or cannot be read."""
+        import pyarrow.parquet as pq
+
+        loc = self.child(STATS)
+        try:
+            return pq.read_table(loc.path if loc.local else loc.fs.open(loc.path, "rb"))
+        except Exception:  # absent, torn: pyarrow says it any way it can
+            return None
+
+    def read_part(self, number: int, columns: list[str]):
+        """Some columns of a part, as a pyarrow Table."""
+        import pyarrow.parquet as pq
+
+        loc = self.part(number)
+        return pq.read_table(loc.path if loc.local else loc.fs.open(loc.path, "rb"),
+                             columns=columns)
+
+
+def write_part(results: Location, r: Range, table, compression: str = "zstd") -> None:
+    """A part, whole or absent, its range in its footer: RunFailed (exit 3) when the store
+    refuses it; `compression` is its grid columns' codec (schema.write_options)."""
+    import pyarrow.parquet as pq
+
+    meta = json.dumps({"input": r.input, "start": r.start, "end": r.end,
+                       "first_row": r.first_row, "rows": r.rows, "digest": r.digest})
+    table = table.replace_schema_metadata({PART_META: meta.encode()})
+    options = write_options(table.column_names, compression)
+    loc = results.child(part_name(r.part))
+    try:
+        loc.write_atomic(lambda f: pq.write_table(table, f, **options), sync_folder=False)
+    except RunFailed:
+        raise
+    except OSError as exc:
+        raise RunFailed(f"cannot write {loc.shown}: {why(exc)}") from None
+
+
+# ---------------------------------------------------------------------------------------
+# Reading a run: its parts in input order, their columns, batch by batch
+
+
+BATCH_ROWS = 65_536  # rows per record batch read from a part
+ROW_BITS = 40  # a row's key: source index << ROW_BITS | row
+
+
+@dataclass
+class Part:
+    loc: Location
+    rows: int
+    order: tuple[int, int]  # (input, first row): input order of the parts
+    first_key: int = -1  # smallest key seen in pass 1
+
+
+@dataclass
+class Run:
+    shown: str
+    parts: list[Part]
+    sources: list[str]
+    columns: list[str]
+    manifest: dict = field(default_factory=dict)
+    _index: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def rows(self) -> int:
+        return sum(p.rows for p in self.parts)
+
+    def source_index(self, arr) -> np.ndarray:
+        """(N,) int64 index of each row's source in the run's input order (new ones last)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks()
+        if not pa.types.is_dictionary(arr.type):
+            arr = pc.dictionary_encode(arr)
+        if not self._index:
+            self._index = {s: i for i, s in enumerate(self.sources)}
+        lut = []
+        for name in arr.dictionary.to_pylist():  # a few distinct sources, not rows
+            if name not in self._index:
+                self._index[name] = len(self.sources)
+                self.sources.append(name)
+            lut.append(self._index[name])
+        if len(self.sources) >= 1 << (63 - ROW_BITS):
+            raise InputError(f"{self.shown}: too many sources")
+        idx = arr.indices.to_numpy(zero_copy_only=False)
+        return np.asarray(lut, np.int64)[idx] if len(lut) else np.zeros(len(arr), np.int64)
+
+
+@contextlib.contextmanager
+def open_parquet(loc: Location):
+    import pyarrow.parquet as pq
+
+    if loc.local:
+        pf = pq.ParquetFile(loc.path)
+        try:
+            yield pf
+        finally:
+            pf.close()
+    else:
+        with loc.fs.open(loc.path, "rb") as f:
+            yield pq.ParquetFile(f)
+
+
+def part_batches(part: Part, columns: list[str]) -> Iterator:
+    """A part's record batches of the given columns."""
+    with open_parquet(part.loc) as pf:
+        yield from pf.iter_batches(batch_size=BATCH_ROWS, columns=columns)
+
+
+def load_parts(shown: str, locs: list[Location]) -> tuple[list[Part], list[str]]:
+    """Footers of the parts: rows, range (for input order), columns."""
+    parts, columns = [], None
+    for loc in locs:
+        try:
+            with open_parquet(loc) as pf:
+                meta = pf.metadata
+                names = pf.schema_arrow.names
+                info = json.loads((meta.metadata or {}).get(PART_META, b"{}"))
+                first = None
+                if "input" not in info and meta.num_rows:
+                    t = pf.read_row_group(0, columns=["row"])
+                    first = int(t.column("row")[0].as_py())
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{shown}: cannot read {loc.shown} ({exc})") from None
+        if columns is None:
+            columns = names
+        order = ((int(info["input"]), int(info["first_row"])) if "input" in info
+                 else (1 << 30, first or 0))
+        parts.append(Part(loc, meta.num_rows, order))
+    parts.sort(key=lambda p: p.order)
+    return parts, columns or []
+
+
+def open_run(run_dir, need_canonical: bool = True, finished: bool = True) -> Run:
+    """A run folder's parts, sources and columns; InputError when it is not a usable run."""
+    loc = as_location(run_dir)
+    shown = loc.shown
+    existing_run(loc, finished)
+    manifest: dict = {}
+    with contextlib.suppress(OSError, ValueError):
+        manifest = json.loads(loc.child(MANIFEST).read_bytes())
+    results = loc.child(RESULTS)
+    locs = [results.child(n) for n in results.listdir() if is_part(n)]
+    if not locs:
+        raise InputError(f"{shown}: no result parts in {RESULTS}/")
+    parts, columns = load_parts(shown, locs)
+    inputs = (manifest.get("definition") or {}).get("inputs") or []
+    sources = [str(i.get("path")) for i in inputs if isinstance(i, dict)]
+    run = Run(shown, parts, sources, columns, manifest)
+    if need_canonical and "canonical" not in columns:
+        raise InputError(f"{shown}: the run has no canonical column (it was made without "
+                         "--canonical)")
+    return run
+
+
+def run_of(run) -> Run:
+    """A run folder (not necessarily finished) or a list of part paths/URLs."""
+    if isinstance(run, (str, os.PathLike, Location)):
+        return open_run(run, need_canonical=True, finished=False)
+    locs = [as_location(p) for p in run]
+    shown = locs[0].shown if locs else "(no parts)"
+    parts, columns = load_parts(shown, locs)
+    out = Run(shown, parts, [], columns)
+    if parts and "canonical" not in columns:
+        raise InputError(f"{shown}: no canonical column (a run without --canonical)")
+    return out

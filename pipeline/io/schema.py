@@ -88,16 +88,11 @@ def results_table(schema: pa.Schema, source: str, first_row: int, columns: dict[
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from pipeline.sudoku import grid
+    from pipeline.io.strings import grid_strings
 
     n = len(outcome)
     has = outcome.has_solution()
-    text = grid.to_ascii(outcome.solutions)
-    solution = pa.Array.from_buffers(
-        pa.string(), n,
-        [pa.py_buffer(np.packbits(has, bitorder="little")),
-         pa.py_buffer(np.arange(0, 81 * (n + 1), 81, dtype=np.int32)),
-         pa.py_buffer(text.tobytes())])
+    solution = grid_strings(outcome.solutions, "0", has)
     cols: dict[str, pa.Array] = {
         "source": pa.DictionaryArray.from_arrays(
             pa.array(np.zeros(n, np.int8)), pa.array([source], pa.string())).cast(pa.string()),
@@ -116,11 +111,7 @@ def results_table(schema: pa.Schema, source: str, first_row: int, columns: dict[
     }
     if forms is not None:
         grids, autos, has_form = forms
-        cols["canonical"] = pa.Array.from_buffers(
-            pa.string(), n,
-            [pa.py_buffer(np.packbits(has_form, bitorder="little")),
-             pa.py_buffer(np.arange(0, 81 * (n + 1), 81, dtype=np.int32)),
-             pa.py_buffer(grid.to_ascii(grids, ".").tobytes())])
+        cols["canonical"] = grid_strings(grids, ".", has_form)
         cols["automorphisms"] = pa.array(autos, mask=~has_form, type=pa.int64())
     if EXPECTED in schema.names and EXPECTED in columns:
         wanted = columns[EXPECTED]

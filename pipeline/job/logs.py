@@ -13,8 +13,8 @@ import logging
 import os
 import sys
 import tempfile
-import time
 
+from pipeline.io import timestamps
 from pipeline.io.storage import scrub
 
 
@@ -27,8 +27,7 @@ class JsonLines(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         entry = {
-            "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
-            + f".{int(record.msecs):03d}Z",
+            "time": timestamps.utc_ms(record.created),
             "level": record.levelname,
             "run_id": self.run_id,
             "part": getattr(record, "part", None),
@@ -84,15 +83,15 @@ def _console() -> logging.Handler:
 
 def setup(run_folder, run_id: str, level: str = "INFO", quiet: bool = False) -> None:
     """Send records to DIR/logs/run.jsonl and warnings to stderr, from every process."""
-    from pipeline.io import runfolder as folder
+    from pipeline.io import runfolder
 
     root = logging.getLogger()
     held = [r for h in root.handlers if isinstance(h, _Held) for r in h.records]
     teardown()
     root.setLevel(level)
     if run_folder is not None:
-        logs_dir = run_folder.child(folder.LOGS)
-        target = logs_dir.child(folder.LOG_FILE)
+        logs_dir = run_folder.child(runfolder.LOGS)
+        target = logs_dir.child(runfolder.LOG_FILE)
         if target.local:
             logs_dir.makedirs()
             path = target.path
@@ -142,4 +141,4 @@ def teardown() -> None:
 
 
 def new_run_id() -> str:
-    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + f"-{os.getpid()}"
+    return f"{timestamps.compact()}-{os.getpid()}"

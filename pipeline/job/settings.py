@@ -17,18 +17,27 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import UsageError
-from pipeline.sudoku.status import STATUS_NAMES
+from pipeline.io.inputs import stem
+from pipeline.sudoku.status import parse_statuses
 
 EXECUTORS = ("local", "dask")
 COMPRESSIONS = ("auto", "zstd", "none")  # of the parts' grid columns (schema.write_options)
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
+# What a run is asked to do once, not a default a config file may set.
+_ONCE = {"once": True}
+
+
 @dataclass
 class Settings:
     """Every knob of `pipeline run` (the library's way in, and the command line's)."""
 
-    output: str = "output/{stem}"  # the folder when --output is left out
+    inputs: list[str] = field(default_factory=list, metadata=_ONCE)  # paths, globs, URLs, -
+    folder: str = field(default="", metadata=_ONCE)  # the run folder (--output)
+    output: str = "output/{stem}"  # the run folder without --output: {stem} the first input's
+    overwrite: bool = field(default=False, metadata=_ONCE)  # replace what the folder holds
+    quiet: bool = field(default=False, metadata=_ONCE)  # no warnings on stderr
     workers: int = 0  # worker processes; 0 = one per core
     chunk_size: int = 50000  # about this many rows per range (a task, a result part)
     limit: int = 0  # read only the first N rows of each input; 0 = all
@@ -45,18 +54,13 @@ class Settings:
 
     def __post_init__(self) -> None:
         self.log_level = self.log_level.upper()
-        if isinstance(self.fail_on, str):
-            self.fail_on = [s.strip() for s in self.fail_on.split(",") if s.strip()]
+        self.fail_on = parse_statuses(self.fail_on, "--fail-on")
         if self.workers < 0:
             raise UsageError(f"workers must be 0 (one per core) or more, not {self.workers}")
         if self.chunk_size < 1:
             raise UsageError(f"chunk size must be at least 1, not {self.chunk_size}")
         if self.limit < 0:
             raise UsageError(f"limit must be 0 (every row) or more, not {self.limit}")
-        bad = [s for s in self.fail_on if s not in STATUS_NAMES]
-        if bad:
-            raise UsageError(f"--fail-on: unknown status {bad[0]!r} "
-                             f"(one of {', '.join(STATUS_NAMES)})")
         if self.executor not in EXECUTORS:
             raise UsageError(f"--executor: {self.executor!r} is not one of "
                              f"{', '.join(EXECUTORS)}")
@@ -83,12 +87,17 @@ class Settings:
     def worker_count(self) -> int:
         return self.workers if self.workers > 0 else (os.cpu_count() or 1)
 
+    def run_folder(self, first_input: str) -> str:
+        """The run folder: `folder`, else `output` with {stem} the first input's name."""
+        return self.folder or self.output.format(stem=stem(first_input))
+
     def as_dict(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        """The settings a config file may hold (what the manifest records)."""
+        return {name: getattr(self, name) for name in NAMES}
 
 
 DEFAULTS = Settings()
-NAMES = tuple(f.name for f in fields(Settings))
+NAMES = tuple(f.name for f in fields(Settings) if not f.metadata.get("once"))
 
 
 def read_config_file(path: str | Path) -> dict[str, Any]:

@@ -14,11 +14,13 @@ import hashlib
 import logging
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
 
 from pipeline.errors import InputError, UsageError
+from pipeline.io import timestamps
 from pipeline.io.inputs import resolve, stem
 from pipeline.io.runfolder import RunFolder
 from pipeline.io.storage import Location, why
@@ -44,12 +46,12 @@ def read_catalog(warehouse: Path) -> pl.DataFrame:
     return pl.DataFrame(schema=CATALOG_SCHEMA)
 
 
-def run_incremental(inputs: list[str], settings: Settings, warehouse: str | None,
-                    hooks: Hooks | None = None, quiet: bool = False) -> Summary:
+def run_incremental(settings: Settings, warehouse: str | None,
+                    hooks: Hooks | None = None) -> Summary:
     """Solve the inputs not yet in the warehouse's catalog; one run folder per file."""
     if warehouse is None:
         raise UsageError("--incremental needs --output WAREHOUSE")
-    paths = resolve(inputs)
+    paths = resolve(settings.inputs)
     if "-" in paths:
         raise UsageError("--incremental reads files, not standard input")
     root = Path(warehouse)
@@ -57,7 +59,7 @@ def run_incremental(inputs: list[str], settings: Settings, warehouse: str | None
     total = Summary(fail_on=settings.fail_on, output=str(root))
     started = time.perf_counter()
     lock = RunFolder(Location(str(root)))
-    lock.lock(f"pid {os.getpid()} (incremental) since {time.strftime('%Y-%m-%d %H:%M:%S')}")
+    lock.lock(f"pid {os.getpid()} (incremental) since {timestamps.local()}")
     try:
         catalog = read_catalog(root)
         known = set(catalog["sha256"].to_list())
@@ -71,13 +73,13 @@ def run_incremental(inputs: list[str], settings: Settings, warehouse: str | None
                 total.skipped_files.append(path)
                 continue
             folder = root / f"{stem(path)}-{digest[:12]}"
-            summary = run([path], settings, str(folder), overwrite=False, hooks=hooks,
-                          quiet=quiet)
+            summary = run(replace(settings, inputs=[path], folder=str(folder),
+                                  overwrite=False), hooks)
             entry = {
                 "file": path, "sha256": digest, "size": st.st_size if st else None,
                 "mtime_ns": st.st_mtime_ns if st else None,
                 "run_dir": folder.name, "rows": summary.rows, **summary.counts,
-                "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "finished_at": timestamps.utc(),
             }
             catalog = pl.concat([catalog, pl.DataFrame([entry], schema=CATALOG_SCHEMA)])
             known.add(digest)

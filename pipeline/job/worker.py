@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import json
 import logging
 import os
 import signal
@@ -28,10 +27,10 @@ import time
 
 import numpy as np
 
-from pipeline.errors import InputChanged, InputError, RunFailed
-from pipeline.io import inputs, ranges, reader, records
-from pipeline.io.ranges import Range
+from pipeline.errors import InputChanged, InputError
+from pipeline.io import inputs, ranges, reader, records, runfolder
 from pipeline.io.storage import Location, why
+from pipeline.io.strings import buffers
 from pipeline.job.tally import Tally
 from pipeline.job.tasks import Bundle, Classes, Figures, Solve, Spill
 from pipeline.sudoku import grade, grid, solver
@@ -57,9 +56,9 @@ def execute(task):
     if isinstance(task, Spill):
         return _spill(task)
     if isinstance(task, Classes):
-        from pipeline.tools import datasets
+        from pipeline.io.classes import distinct_classes
 
-        return datasets.distinct_classes([p.url for p in task.parts])
+        return distinct_classes([p.url for p in task.parts])
     raise TypeError(f"not a pipeline task: {task!r}")
 
 
@@ -173,10 +172,10 @@ def solve(task: Solve) -> Figures:
             f"{task.source} changed while the run read it (bytes {r.start:,}..{r.end:,} are "
             f"not what was planned); run again to start over")
     t_read = time.perf_counter()
-    offsets, data = arrow_buffers(rows.columns["puzzle"])
+    offsets, data = buffers(rows.columns["puzzle"])
     expected = None
     if "expected_solution" in rows.columns:
-        e_offsets, e_data = arrow_buffers(rows.columns["expected_solution"])
+        e_offsets, e_data = buffers(rows.columns["expected_solution"])
         present = np.diff(e_offsets) > 0
         expected = (e_offsets, e_data, present)
     skipped = dict(rows.reasons)
@@ -216,7 +215,7 @@ def solve(task: Solve) -> Figures:
     table = schema.results_table(
         schema.results_schema(task.carried, task.expected, task.canonical), task.source,
         r.first_row, rows.columns, outcome, grades, solve_us, forms)
-    write_part(task.results, r, table, task.compression)
+    runfolder.write_part(task.results, r, table, task.compression)
     done = time.perf_counter()
     figures.seconds = done - started
     figures.cpu_seconds = time.process_time() - cpu
@@ -245,45 +244,6 @@ def _read(task: Solve, hasher) -> reader.Rows:
     r = task.range
     with task.location.reader(r.start, r.end) as read:
         return reader.read_rows(read, r.start, r.end, task.shape, hasher)
-
-
-def write_part(results: Location, r: Range, table, compression: str = "zstd") -> None:
-    """A part, whole or absent: RunFailed (exit 3) when the store refuses it; `compression`
-    is its grid columns' codec."""
-    import pyarrow.parquet as pq
-
-    from pipeline.io import runfolder as folder
-    from pipeline.io import schema
-
-    meta = json.dumps({"input": r.input, "start": r.start, "end": r.end,
-                       "first_row": r.first_row, "rows": r.rows, "digest": r.digest})
-    table = table.replace_schema_metadata({folder.PART_META: meta.encode()})
-    options = schema.write_options(table.column_names, compression)
-    loc = results.child(folder.part_name(r.part))
-    try:
-        loc.write_atomic(lambda f: pq.write_table(table, f, **options), sync_folder=False)
-    except RunFailed:
-        raise
-    except OSError as exc:
-        raise RunFailed(f"cannot write {loc.shown}: {why(exc)}") from None
-
-
-def arrow_buffers(arr) -> tuple[np.ndarray, np.ndarray]:
-    """A string array as Arrow-style (offsets, bytes) numpy arrays; nulls are empty."""
-    import pyarrow as pa
-
-    if arr.null_count:
-        arr = arr.fill_null("")
-    if arr.type != pa.large_string():
-        arr = arr.cast(pa.large_string())
-    _, offsets_buf, data_buf = arr.buffers()
-    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[arr.offset: arr.offset + len(arr) + 1]
-    data = (np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None
-            else np.zeros(0, np.uint8))
-    # Read-only whatever the buffer's origin, as in solver.warm_up: numba compiles (and
-    # loads) one specialization per flag, and a second one costs each worker 70 ms.
-    data.flags.writeable = False
-    return offsets, data
 
 
 def _maybe_fail(offsets: np.ndarray, data: np.ndarray, skipped: dict[int, str]) -> None:

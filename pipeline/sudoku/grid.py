@@ -233,3 +233,16 @@ def show(grid: Grid | Sequence[int]) -> str:
         cells = [str(g[r * 9 + c]) if g[r * 9 + c] else "." for c in range(9)]
         lines.append(" | ".join(" ".join(cells[b : b + 3]) for b in (0, 3, 6)))
     return "\n".join(lines)
+
+
+def as_batch(grids: np.ndarray) -> np.ndarray:
+    """An (N, 81) contiguous uint8 batch; outside 0..255 (not cast, which would wrap) -> 0."""
+    g = np.asarray(grids)
+    if g.dtype != np.uint8:
+        g = np.where((g >= 1) & (g <= 9), g, 0)
+    g = np.ascontiguousarray(g, dtype=np.uint8)
+    if g.ndim == 1:
+        g = g.reshape(1, -1)
+    if g.ndim != 2 or g.shape[1] != 81:
+        raise ValueError(f"expected an (N, 81) array, got shape {np.shape(grids)}")
+    return g

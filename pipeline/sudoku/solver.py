@@ -201,7 +201,7 @@ _WARM_SOLUTION = "47138295698564127326359741863891574259287436114726389572415863
 
 def warm_up() -> None:
     """Compile or load every compiled step of a task: one puzzle through the whole path,
-    its text read-only as a task's is (worker.arrow_buffers)."""
+    its text read-only as a task's is (io.strings.buffers)."""
     engine.warm_up()
     offsets = np.array([0, 81], dtype=np.int64)
     puzzle = np.frombuffer(_WARM_PUZZLE.encode(), dtype=np.uint8)

@@ -1,238 +1,13 @@
-"""`pipeline generate`: puzzles with exactly one solution, reproducible from a seed.
-
-How a batch of puzzles is made (numpy over the whole batch; the engine does the searching):
-
-1. Full grids. Three diagonal boxes (1, 5, 9) never constrain each other, so each gets a
-   random permutation of 1..9; the engine completes the grid (limit 1). Then each grid goes
-   through random validity-preserving symmetries: digit relabelling, row swaps inside
-   bands, band swaps, column swaps inside stacks, stack swaps and, half the time, a
-   transposition.
-2. Clue removal. Every puzzle has its own random order of the 81 squares and a pointer
-   into it. In each round every unfinished puzzle tries to blank the next `step` squares
-   of its order at once, and the whole batch is re-checked with the engine (limit 2):
-   - exactly one solution: the removal stays, the pointer moves on;
-   - more than one, step > 1: the puzzle halves its step and tries again from there;
-   - more than one, step = 1: that square is needed; it stays and the pointer moves on.
-   A square found needed stays needed (a subset of a puzzle's givens never has fewer
-   solutions), so a puzzle whose pointer ran out is minimal: no single given can go.
-3. A puzzle is done when it reaches its target number of givens or becomes minimal.
-   With --clues K, puzzles that got stuck above K are dropped and new ones are made.
-
-The grade of each puzzle is pipeline.sudoku.grade of the guesses the engine needed to prove it
-unique (limit 2) -- the same number `pipeline run` reports for it.
-
-Randomness comes in blocks of BLOCK candidates, each from a numpy Generator seeded with
-(seed, block number), and candidates are kept in block order: the same arguments give a
-byte-identical file, and a smaller --count is a prefix of a larger one with the same seed.
-"""
+"""`pipeline generate`: make puzzles (sudoku/search.py), write them in the Radcliffe CSV shape."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from pipeline.errors import TargetNotReached, UsageError
-from pipeline.io.storage import Location
-from pipeline.sudoku import check, engine, grade, grid
-
-MIN_CLUES = 17  # no proper Sudoku has fewer givens
-MAX_CLUES = 80
-BLOCK = 512  # candidates drawn from one random stream
-BATCH = 40 * BLOCK  # candidates at most per engine round trip (bounds memory)
-ATTEMPT_FACTOR = 200  # give up after trying this many candidates per puzzle asked for
-ATTEMPT_FLOOR = 100_000  # ... but never before this many (about half a minute of work)
-PROJECT_AFTER = 20_000  # after this many tries, give up early when the rate says it is futile
-
-
-@dataclass
-class Generated:
-    puzzles: np.ndarray  # (N, 81) uint8
-    solutions: np.ndarray  # (N, 81) uint8
-    guesses: np.ndarray  # (N,) int64, the engine's effort to prove uniqueness
-    attempts: int  # candidates made to get these
-
-    @property
-    def clues(self) -> np.ndarray:
-        return grid.clues(self.puzzles)
-
-    @property
-    def grades(self) -> np.ndarray:
-        return np.array(grade.GRADES, dtype=object)[grade.grade_of_guesses(self.guesses)]
-
-
-# ---------------------------------------------------------------------------------------
-# Full grids
-
-
-def full_grids(rng: np.random.Generator, n: int) -> np.ndarray:
-    """(n, 81) random complete grids."""
-    seeds = np.zeros((n, 81), dtype=np.uint8)
-    digits = np.tile(np.arange(1, 10, dtype=np.uint8), (n, 1))
-    for box in (0, 4, 8):
-        seeds[:, grid.BOXES[box]] = rng.permuted(digits, axis=1)
-    grids, count, _, _ = engine.solve_batch(seeds, limit=1)
-    if n and not (count == 1).all():  # cannot happen: diagonal boxes always complete
-        raise RuntimeError("the engine failed to complete a grid")
-    return shuffle_symmetries(rng, grids)
-
-
-def _line_permutations(rng: np.random.Generator, n: int) -> np.ndarray:
-    """(n, 9) permutations of 0..8 that keep lines inside their band (or stack)."""
-    bands = np.argsort(rng.random((n, 3)), axis=1)
-    inside = np.argsort(rng.random((n, 3, 3)), axis=2)
-    return (bands[:, :, None] * 3 + inside).reshape(n, 9)
-
-
-def shuffle_symmetries(rng: np.random.Generator, grids: np.ndarray) -> np.ndarray:
-    """Apply a random Sudoku symmetry to each grid: still valid, still complete."""
-    n = len(grids)
-    relabel = np.zeros((n, 10), dtype=np.uint8)
-    relabel[:, 1:] = rng.permuted(np.tile(np.arange(1, 10, dtype=np.uint8), (n, 1)), axis=1)
-    g = np.take_along_axis(relabel, grids.astype(np.intp), axis=1).reshape(n, 9, 9)
-    rows = _line_permutations(rng, n)
-    cols = _line_permutations(rng, n)
-    g = g[np.arange(n)[:, None, None], rows[:, :, None], cols[:, None, :]]
-    flip = rng.random(n) < 0.5
-    g[flip] = g[flip].transpose(0, 2, 1)
-    return np.ascontiguousarray(g.reshape(n, 81))
-
-
-# ---------------------------------------------------------------------------------------
-# Clue removal
-
-
-def removal_ranks(rng: np.random.Generator, n: int) -> np.ndarray:
-    """(n, 81) int16: rank[i, s] is when square s comes up in puzzle i's removal order."""
-    return np.argsort(rng.random((n, 81)), axis=1).astype(np.int16)
-
-
-def remove_clues(solutions: np.ndarray, rank: np.ndarray, target: int
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    """Blank squares of each solution down to `target` givens or to a minimal puzzle.
-
-    Returns (puzzles, guesses): every puzzle has exactly one solution, its solution row;
-    guesses is the engine's effort to prove that (limit 2).
-    """
-    n = len(solutions)
-    puzzles = solutions.copy()
-    pos = np.zeros(n, dtype=np.int16)  # next rank to try
-    clues = np.full(n, 81, dtype=np.int16)
-    guesses = np.zeros(n, dtype=np.int64)
-    # Blanking half of what is left to go rarely loses uniqueness early on.
-    step = np.full(n, max(1, (81 - max(target, 22)) // 2), dtype=np.int16)
-    active = np.flatnonzero(clues > target)
-    while len(active):
-        k = np.minimum(np.minimum(step[active], clues[active] - target), 81 - pos[active])
-        r = rank[active]
-        lo = pos[active][:, None]
-        blank = (r >= lo) & (r < lo + k[:, None])
-        trial = np.where(blank, np.uint8(0), puzzles[active])
-        _, count, effort, _ = engine.solve_batch(trial, limit=2)
-        unique = count == 1
-        ok = active[unique]
-        puzzles[ok] = trial[unique]
-        clues[ok] -= k[unique]
-        pos[ok] += k[unique]
-        guesses[ok] = effort[unique]
-        bad = ~unique
-        halve = active[bad & (k > 1)]
-        step[halve] = np.maximum(1, k[bad & (k > 1)] // 2)
-        needed = active[bad & (k == 1)]
-        pos[needed] += 1
-        active = active[(clues[active] > target) & (pos[active] < 81)]
-    return puzzles, guesses
-
-
-def _make_blocks(seed: int, first: int, blocks: int, target: int) -> tuple[np.ndarray, ...]:
-    """Candidates of blocks first..first+blocks-1, each BLOCK long from its own random stream.
-
-    A block's candidates depend only on (seed, block number), so a smaller --count with the
-    same seed makes a prefix of a larger one; removal runs on all the blocks at once.
-    """
-    solutions, ranks = [], []
-    for b in range(first, first + blocks):
-        rng = np.random.default_rng([seed, b])
-        solutions.append(full_grids(rng, BLOCK))
-        ranks.append(removal_ranks(rng, BLOCK))
-    solutions = np.concatenate(solutions)
-    puzzles, guesses = remove_clues(solutions, np.concatenate(ranks), target)
-    return puzzles, solutions, guesses
-
-
-def generate(count: int, clues: int | None = None, min_clues: int | None = None,
-             seed: int = 0, grade_name: str | None = None, batch: int = BATCH
-             ) -> Generated:
-    """`count` unique puzzles; see the module docstring for how."""
-    if count < 0:
-        raise UsageError("--count must be 0 or more")
-    if seed < 0:
-        raise UsageError("--seed must be 0 or more")
-    if clues is not None and min_clues is not None:
-        raise UsageError("give --clues or --min-clues, not both")
-    for name, k in (("--clues", clues), ("--min-clues", min_clues)):
-        if k is not None and not MIN_CLUES <= k <= MAX_CLUES:
-            raise UsageError(f"{name} {k}: must be between {MIN_CLUES} and {MAX_CLUES}")
-    if grade_name is not None and grade_name not in grade.GRADES:
-        raise UsageError(f"--grade {grade_name!r}: must be one of {', '.join(grade.GRADES)}")
-    target = clues if clues is not None else (min_clues if min_clues is not None else MIN_CLUES)
-    want = grade.GRADES.index(grade_name) if grade_name is not None else None
-    cap = max(ATTEMPT_FACTOR * count, ATTEMPT_FLOOR)
-    got_p, got_s, got_g = [], [], []
-    have = attempts = 0
-    while have < count:
-        rate = have / attempts if attempts else 1.0
-        # Give up at the cap, or as soon as the success rate so far says the cap is too low.
-        hopeless = attempts >= PROJECT_AFTER and have + rate * (cap - attempts) < count
-        if attempts >= cap or hopeless:
-            raise TargetNotReached(_shortfall(count, have, attempts, clues, grade_name))
-        # Ask for a bit more than is missing, scaled by the success rate so far.
-        n = min(batch, (count - have) / max(rate, 1e-4) * 1.1, cap - attempts)
-        blocks = max(1, int(np.ceil(n / BLOCK)))
-        puzzles, solutions, guesses = _make_blocks(seed, attempts // BLOCK, blocks, target)
-        n = len(puzzles)
-        attempts += n
-        keep = np.ones(n, dtype=bool)
-        if clues is not None:
-            keep &= grid.clues(puzzles) == clues
-        if want is not None:
-            keep &= grade.grade_of_guesses(guesses) == want
-        where = np.flatnonzero(keep)[: count - have]
-        got_p.append(puzzles[where])
-        got_s.append(solutions[where])
-        got_g.append(guesses[where])
-        have += len(where)
-    empty = np.zeros((0, 81), dtype=np.uint8)
-    out = Generated(np.concatenate(got_p) if got_p else empty,
-                    np.concatenate(got_s) if got_s else empty,
-                    np.concatenate(got_g) if got_g else np.zeros(0, np.int64), attempts)
-    # The independent checker's word on every solution, not the engine's.
-    if len(out.puzzles) and not check.is_solution(out.puzzles, out.solutions).all():
-        raise RuntimeError("a generated solution fails the independent check")
-    return out
-
-
-def _shortfall(count: int, have: int, attempts: int, clues: int | None,
-               grade_name: str | None) -> str:
-    what = []
-    if clues is not None:
-        what.append(f"exactly {clues} clues")
-    if grade_name is not None:
-        what.append(f"grade {grade_name}")
-    hint = []
-    if clues is not None:
-        hint.append("more clues")
-    if grade_name is not None:
-        hint.append("another grade")
-    rate = f" (1 in {attempts // have:,})" if have else ""
-    return (f"cannot make {count:,} puzzles with {' and '.join(what)}: {have:,} came out of "
-            f"{attempts:,} tries{rate}; ask for fewer puzzles or {' or '.join(hint)}")
-
-
-# ---------------------------------------------------------------------------------------
-# Output
+from pipeline.io.outputs import check_output
+from pipeline.sudoku import grade, grid
+from pipeline.sudoku.search import Generated, generate
 
 
 def to_csv_bytes(made: Generated) -> bytes:
@@ -248,15 +23,6 @@ def to_csv_bytes(made: Generated) -> bytes:
     return frame.write_csv(line_terminator="\n").encode()
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write to a temporary file beside `path`, then rename it into place."""
-    path = Path(path)
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise UsageError(f"--output {path}: folder {folder} does not exist")
-    Location(str(path)).write_atomic(data)
-
-
 # ---------------------------------------------------------------------------------------
 # The command
 
@@ -270,18 +36,14 @@ def main(count: int, output: str, clues: int | None = None, min_clues: int | Non
 
     if seed is None:
         seed = secrets.randbelow(2**32)
-    out = None if output == "-" else Path(output)
-    if out is not None and out.is_dir():
-        raise UsageError(f"--output {output}: is a folder, not a file")
-    if out is not None and not (out.parent if str(out.parent) else Path(".")).is_dir():
-        raise UsageError(f"--output {output}: folder {out.parent} does not exist")
+    out = None if output == "-" else check_output(output)
     started = time.perf_counter()
     made = generate(count, clues, min_clues, seed, grade_name)
     if out is None:
         sys.stdout.buffer.write(to_csv_bytes(made))
         sys.stdout.flush()
     else:
-        write_atomic(out, to_csv_bytes(made))
+        out.write_atomic(to_csv_bytes(made))
     if quiet:
         return
     seconds = time.perf_counter() - started
@@ -290,5 +52,5 @@ def main(count: int, output: str, clues: int | None = None, min_clues: int | Non
     names, counts = np.unique(made.grades.astype(str), return_counts=True) if len(c) else ((), ())
     by_grade = {str(n): int(k) for n, k in zip(names, counts, strict=True)}
     grades = ", ".join(f"{g} {by_grade[g]:,}" for g in grade.GRADES if g in by_grade)
-    print(f"wrote {len(c):,} puzzles to {out or 'stdout'} in {seconds:.2f} s (seed {seed}; {spread}"
+    print(f"wrote {len(c):,} puzzles to {output if out else 'stdout'} in {seconds:.2f} s (seed {seed}; {spread}"
           + (f"; {grades}" if grades else "") + f"; {made.attempts:,} tried)", file=sys.stderr)

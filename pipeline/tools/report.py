@@ -14,10 +14,7 @@ the data (file names, reasons, statuses) is HTML-escaped.
 
 from __future__ import annotations
 
-import html
 import json
-import math
-import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -26,10 +23,11 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from pipeline.errors import InputError
-from pipeline.io import runfolder
+from pipeline.io import runfolder, timestamps
 from pipeline.io.storage import Location
 from pipeline.sudoku.grade import GRADES
 from pipeline.sudoku.status import STATUS_NAMES
+from pipeline.tools.charts import bar_chart, empty, esc, heat_map, line_chart, short, stacked_hbars
 
 REPORT = "report.html"
 STATUS_COLORS = {
@@ -38,7 +36,6 @@ STATUS_COLORS = {
 }
 GRADE_COLORS = {"easy": "#9ecae1", "medium": "#6baed6", "hard": "#3182bd",
                 "expert": "#08519c", "extreme": "#08306b", "none": "#bbbbbb"}
-ACCENT = "#3465a4"
 
 
 # ---------------------------------------------------------------------------------------
@@ -88,15 +85,7 @@ def guess_bin_label(b: int) -> str:
 
 def time_bin_label(b: int) -> str:
     """Bin b holds solve times from 10^(b/4) µs up to the next bin."""
-    return _short(10 ** (b / TIME_BINS_PER_DECADE))
-
-
-def _short(x: float) -> str:
-    if x >= 1e6:
-        return f"{x / 1e6:.3g}M"
-    if x >= 1e3:
-        return f"{x / 1e3:.3g}k"
-    return f"{x:.2g}" if x < 10 else f"{x:.0f}"
+    return short(10 ** (b / TIME_BINS_PER_DECADE))
 
 
 def load(folder: str | Path) -> RunData:
@@ -183,206 +172,6 @@ def _aggregate(data: RunData, files: list[Path]) -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# SVG charts (hand-drawn: a few rectangles, lines and text)
-
-W, H = 720, 300
-PAD_L, PAD_R, PAD_T, PAD_B = 64, 16, 16, 56
-
-
-def _esc(x) -> str:
-    return html.escape(str(x), quote=True)
-
-
-def _fmt(n: float) -> str:
-    return f"{n:,.0f}" if float(n).is_integer() else f"{n:,.1f}"
-
-
-def _nice_ticks(top: float, n: int = 5) -> list[float]:
-    """Round tick values from 0 up to at least `top`."""
-    if top <= 0:
-        return [0, 1]
-    raw = top / n
-    mag = 10 ** math.floor(math.log10(raw))
-    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
-    return [i * step for i in range(int(math.ceil(top / step)) + 1)]
-
-
-def _svg(chart_id: str, body: list[str], label: str, width: int = W, height: int = H) -> str:
-    return (f'<svg id="{_esc(chart_id)}" class="chart" viewBox="0 0 {width} {height}" '
-            f'width="100%" role="img" aria-label="{_esc(label)}">' + "".join(body) + "</svg>")
-
-
-def _empty(chart_id: str, message: str) -> str:
-    return _svg(chart_id, [f'<text x="{W / 2}" y="{H / 2}" class="empty" '
-                           f'text-anchor="middle">{_esc(message)}</text>'], message, W, 80)
-
-
-def _y_axis(body: list[str], ticks: list[float], scale, x0: int, x1: int, label: str) -> None:
-    for t in ticks:
-        y = scale(t)
-        body.append(f'<line x1="{x0}" x2="{x1}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>')
-        body.append(f'<text x="{x0 - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">'
-                    f'{_esc(_short(t) if t >= 1000 else _fmt(t))}</text>')
-    body.append(f'<text transform="translate(14,{PAD_T + (H - PAD_T - PAD_B) / 2}) '
-                f'rotate(-90)" text-anchor="middle" class="axis">{_esc(label)}</text>')
-
-
-def bar_chart(chart_id: str, labels: list[str], values: list[float], xlabel: str,
-              ylabel: str = "rows", colors: list[str] | None = None,
-              tips: list[str] | None = None) -> str:
-    """Vertical bars, one per label, with the value over each bar."""
-    if not values or max(values) <= 0:
-        return _empty(chart_id, "no rows to show")
-    ticks = _nice_ticks(max(values))
-    top = ticks[-1]
-    inner_w, inner_h = W - PAD_L - PAD_R, H - PAD_T - PAD_B
-    slot = inner_w / len(values)
-    bar = max(1.0, slot * 0.78)
-    body: list[str] = []
-
-    def scale(v):
-        return PAD_T + inner_h * (1 - v / top)
-
-    _y_axis(body, ticks, scale, PAD_L, W - PAD_R, ylabel)
-    every = max(1, math.ceil(len(labels) / 24))  # thin out crowded x labels
-    for i, (lab, v) in enumerate(zip(labels, values, strict=True)):
-        x = PAD_L + i * slot + (slot - bar) / 2
-        y = min(scale(v), PAD_T + inner_h - 1.5) if v > 0 else scale(v)  # keep small bars seen
-        color = colors[i] if colors else ACCENT
-        tip = tips[i] if tips else f"{lab}: {_fmt(v)}"
-        body.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar:.1f}" '
-                    f'height="{PAD_T + inner_h - y:.1f}" fill="{_esc(color)}">'
-                    f'<title>{_esc(tip)}</title></rect>')
-        if len(values) <= 16 and v > 0:
-            body.append(f'<text x="{x + bar / 2:.1f}" y="{y - 4:.1f}" text-anchor="middle" '
-                        f'class="value">{_esc(_fmt(v))}</text>')
-        if i % every == 0:
-            body.append(f'<text x="{x + bar / 2:.1f}" y="{PAD_T + inner_h + 16}" '
-                        f'text-anchor="middle" class="tick">{_esc(lab)}</text>')
-    body.append(f'<text x="{PAD_L + inner_w / 2}" y="{H - 12}" text-anchor="middle" '
-                f'class="axis">{_esc(xlabel)}</text>')
-    return _svg(chart_id, body, f"{ylabel} by {xlabel}")
-
-
-def stacked_hbars(chart_id: str, rows: list[tuple[str, dict[str, int]]],
-                  keys: list[str], colors: dict[str, str]) -> str:
-    """One horizontal bar per row, split by key; widths are shares of the row's total."""
-    if not rows:
-        return _empty(chart_id, "no rows to show")
-    label_w, bar_h, gap, legend_h = 220, 22, 10, 30
-    height = legend_h + len(rows) * (bar_h + gap) + 10
-    inner = W - label_w - PAD_R - 70
-    body: list[str] = []
-    x = label_w
-    for k in keys:  # legend
-        body.append(f'<rect x="{x}" y="6" width="12" height="12" fill="{_esc(colors[k])}"/>'
-                    f'<text x="{x + 16}" y="16" class="tick">{_esc(k)}</text>')
-        x += 24 + 7 * len(k)
-    for r, (name, counts) in enumerate(rows):
-        y = legend_h + r * (bar_h + gap)
-        total = sum(counts.values())
-        shown = name if len(name) <= 32 else "…" + name[-31:]
-        body.append(f'<text x="{label_w - 8}" y="{y + bar_h * 0.7:.1f}" text-anchor="end" '
-                    f'class="tick"><title>{_esc(name)}</title>{_esc(shown)}</text>')
-        x = float(label_w)
-        for k in keys:
-            n = counts.get(k, 0)
-            if not n:
-                continue
-            w = inner * n / total
-            body.append(f'<rect x="{x:.1f}" y="{y}" width="{max(w, 0.5):.1f}" '
-                        f'height="{bar_h}" fill="{_esc(colors[k])}"><title>'
-                        f'{_esc(f"{name}: {k} {n:,} ({100 * n / total:.1f}%)")}</title></rect>')
-            x += w
-        body.append(f'<text x="{label_w + inner + 6}" y="{y + bar_h * 0.7:.1f}" '
-                    f'class="tick">{_esc(f"{total:,}")}</text>')
-    return _svg(chart_id, body, "rows per status for each input file", W, height)
-
-
-def heat_map(chart_id: str, cells: list[tuple[int, int, int]], xlabel: str, ylabel: str,
-             ylabel_of) -> str:
-    """Counts on an (x, y) grid of integers, shaded on a log scale."""
-    if not cells:
-        return _empty(chart_id, "no solved puzzles to show")
-    xs = range(min(c[0] for c in cells), max(c[0] for c in cells) + 1)
-    ys = range(min(c[1] for c in cells), max(c[1] for c in cells) + 1)
-    top = max(c[2] for c in cells)
-    inner_w, inner_h = W - PAD_L - PAD_R - 60, H - PAD_T - PAD_B
-    cw, ch = inner_w / len(xs), inner_h / len(ys)
-    body: list[str] = []
-    for x, y, n in cells:
-        shade = math.log1p(n) / math.log1p(top)
-        px = PAD_L + (x - xs.start) * cw
-        py = PAD_T + inner_h - (y - ys.start + 1) * ch
-        body.append(f'<rect x="{px:.1f}" y="{py:.1f}" width="{cw:.1f}" height="{ch:.1f}" '
-                    f'fill="{_blue(shade)}"><title>{_esc(f"{x} clues, {ylabel_of(y)} guesses: {n:,} puzzles")}'
-                    f'</title></rect>')
-    every = max(1, math.ceil(len(xs) / 20))
-    for i, x in enumerate(xs):
-        if i % every == 0:
-            body.append(f'<text x="{PAD_L + (i + 0.5) * cw:.1f}" y="{PAD_T + inner_h + 16}" '
-                        f'text-anchor="middle" class="tick">{x}</text>')
-    for j, y in enumerate(ys):
-        body.append(f'<text x="{PAD_L - 6}" y="{PAD_T + inner_h - (j + 0.5) * ch + 4:.1f}" '
-                    f'text-anchor="end" class="tick">{_esc(ylabel_of(y))}</text>')
-    # the legend: light = few, dark = many
-    lx = W - PAD_R - 40
-    for k in range(10):
-        body.append(f'<rect x="{lx}" y="{PAD_T + inner_h - (k + 1) * inner_h / 10:.1f}" '
-                    f'width="14" height="{inner_h / 10:.1f}" fill="{_blue(k / 9)}"/>')
-    body.append(f'<text x="{lx + 18}" y="{PAD_T + 10}" class="tick">{_esc(_short(top))}</text>'
-                f'<text x="{lx + 18}" y="{PAD_T + inner_h}" class="tick">1</text>')
-    body.append(f'<text x="{PAD_L + inner_w / 2}" y="{H - 12}" text-anchor="middle" '
-                f'class="axis">{_esc(xlabel)}</text>')
-    body.append(f'<text transform="translate(14,{PAD_T + inner_h / 2}) rotate(-90)" '
-                f'text-anchor="middle" class="axis">{_esc(ylabel)}</text>')
-    return _svg(chart_id, body, f"{ylabel} against {xlabel}")
-
-
-def _blue(t: float) -> str:
-    """From a pale to a deep blue, t in 0..1."""
-    lo, hi = (239, 243, 255), (8, 48, 107)
-    r, g, b = (round(a + (z - a) * t) for a, z in zip(lo, hi, strict=True))
-    return f"#{r:02x}{g:02x}{b:02x}"
-
-
-def line_chart(chart_id: str, points: list[tuple[float, float]], xlabel: str,
-               ylabel: str) -> str:
-    """A polyline through (x, y) points, with a dot per point."""
-    if len(points) < 1:
-        return _empty(chart_id, "no result parts to show")
-    xmax = max(p[0] for p in points) or 1.0
-    ymax = max(p[1] for p in points)
-    xt, yt = _nice_ticks(xmax), _nice_ticks(ymax)
-    inner_w, inner_h = W - PAD_L - PAD_R, H - PAD_T - PAD_B
-
-    def sx(v):
-        return PAD_L + inner_w * v / xt[-1]
-
-    def sy(v):
-        return PAD_T + inner_h * (1 - v / yt[-1])
-
-    body: list[str] = []
-    _y_axis(body, yt, sy, PAD_L, W - PAD_R, ylabel)
-    for t in xt:
-        body.append(f'<text x="{sx(t):.1f}" y="{PAD_T + inner_h + 16}" text-anchor="middle" '
-                    f'class="tick">{_esc(_fmt(t))}</text>')
-    x0, y0 = points[0]
-    body.append(f'<line x1="{sx(0):.1f}" y1="{sy(0):.1f}" x2="{sx(x0):.1f}" y2="{sy(y0):.1f}" '
-                f'stroke="#999" stroke-dasharray="4 4"><title>start-up and the first part'
-                f'</title></line>')
-    path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in points)
-    body.append(f'<polyline points="{path}" fill="none" stroke="{ACCENT}" stroke-width="2"/>')
-    if len(points) <= 200:
-        for x, y in points:
-            body.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3" fill="{ACCENT}">'
-                        f'<title>{_esc(f"{x:.2f} s: {y:,.0f} rows")}</title></circle>')
-    body.append(f'<text x="{PAD_L + inner_w / 2}" y="{H - 12}" text-anchor="middle" '
-                f'class="axis">{_esc(xlabel)}</text>')
-    return _svg(chart_id, body, f"{ylabel} over {xlabel}")
-
-
-# ---------------------------------------------------------------------------------------
 # The HTML page
 
 CSS = """
@@ -409,12 +198,12 @@ code{background:#f0f0f0;padding:1px 4px;border-radius:3px}
 
 
 def _kpi(value: str, label: str) -> str:
-    return f'<div class="kpi"><b>{_esc(value)}</b><span>{_esc(label)}</span></div>'
+    return f'<div class="kpi"><b>{esc(value)}</b><span>{esc(label)}</span></div>'
 
 
 def _section(sid: str, title: str, note: str, content: str) -> str:
-    return (f'<section id="{_esc(sid)}"><h2>{_esc(title)}</h2>'
-            + (f'<p class="note">{_esc(note)}</p>' if note else "") + content + "</section>")
+    return (f'<section id="{esc(sid)}"><h2>{esc(title)}</h2>'
+            + (f'<p class="note">{esc(note)}</p>' if note else "") + content + "</section>")
 
 
 def throughput_points(data: RunData) -> tuple[list[tuple[float, float]], str]:
@@ -462,12 +251,12 @@ def render_html(data: RunData) -> str:
     out: list[str] = []
     out.append('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
                '<meta name="viewport" content="width=device-width, initial-scale=1">'
-               f"<title>{_esc(f'pipeline report: {data.folder}')}</title>"
+               f"<title>{esc(f'pipeline report: {data.folder}')}</title>"
                f"<style>{CSS}</style></head><body><main>")
-    out.append(f"<h1>Run report: {_esc(data.folder)}</h1>")
-    out.append(f'<p class="note">run {_esc(name)}; started {_esc(data.manifest.get("started_at") or data.stats.get("started_at") or "?")}, '
-               f'finished {_esc(data.manifest.get("finished_at") or data.stats.get("finished_at") or "—")}; '
-               f'report made {_esc(time.strftime("%Y-%m-%d %H:%M:%S"))}</p>')
+    out.append(f"<h1>Run report: {esc(data.folder)}</h1>")
+    out.append(f'<p class="note">run {esc(name)}; started {esc(data.manifest.get("started_at") or data.stats.get("started_at") or "?")}, '
+               f'finished {esc(data.manifest.get("finished_at") or data.stats.get("finished_at") or "—")}; '
+               f'report made {esc(timestamps.local())}</p>')
     if not data.finished:
         out.append('<p class="banner" id="unfinished"><b>Unfinished run:</b> there is no '
                    "_SUCCESS marker. These are the rows written so far; run the same "
@@ -501,7 +290,7 @@ def render_html(data: RunData) -> str:
                           "puzzles")
     else:
         note = "This run has no per-puzzle solve times (solve_us is null: --no-timings)."
-        chart = _empty("chart-solve-time", "no solve times in this run")
+        chart = empty("chart-solve-time", "no solve times in this run")
     out.append(_section("solve-time", "Solve time per puzzle", note, chart))
     out.append(_section(
         "clues-guesses", "Clues against guesses",
@@ -564,7 +353,7 @@ def _overview(data: RunData) -> str:
 def _reasons_table(data: RunData) -> str:
     if not data.reasons:
         return ""
-    rows = "".join(f"<tr><td>{_esc(r)}</td><td>{n:,}</td></tr>" for r, n in data.reasons)
+    rows = "".join(f"<tr><td>{esc(r)}</td><td>{n:,}</td></tr>" for r, n in data.reasons)
     return ('<p class="note">Most common reasons:</p><table><tr><th>reason</th>'
             f"<th>rows</th></tr>{rows}</table>")
 
@@ -573,9 +362,9 @@ def _sources_table(data: RunData) -> str:
     if not data.sources:
         return ""
     cols = [s for s in STATUS_NAMES if any(c.get(s) for _, c in data.sources)]
-    head = "".join(f"<th>{_esc(c)}</th>" for c in cols)
+    head = "".join(f"<th>{esc(c)}</th>" for c in cols)
     body = "".join(
-        f"<tr><td>{_esc(name)}</td>" + "".join(f"<td>{c.get(s, 0):,}</td>" for s in cols)
+        f"<tr><td>{esc(name)}</td>" + "".join(f"<td>{c.get(s, 0):,}</td>" for s in cols)
         + f"<td>{sum(c.values()):,}</td></tr>" for name, c in data.sources)
     return f"<table><tr><th>input</th>{head}<th>rows</th></tr>{body}</table>"
 
@@ -639,40 +428,3 @@ def main(folder: str, html_out: str | None = None, no_html: bool = False,
     return path
 
 
-def show(folder: str, statuses: list[str], limit: int = 20, fmt: str = "table") -> int:
-    """`pipeline show`: the rows of a run with the given statuses (source, row, status,
-    reason, puzzle), read lazily: only the rows shown are held."""
-    root = Path(folder)
-    runfolder.existing_run(Location(folder))
-    parts = sorted((root / runfolder.RESULTS).glob("part-*.parquet"))
-    if not parts:
-        return 0
-    query = (pl.scan_parquet(parts)
-             .filter(pl.col("status").is_in(statuses))
-             .select("source", "row", "status", "reason", "puzzle")
-             .sort("source", "row"))
-    frame = (query.head(limit) if limit else query).collect()
-    total = pl.scan_parquet(parts).filter(pl.col("status").is_in(statuses)).select(
-        pl.len()).collect().item()
-    if fmt == "csv":
-        print(frame.write_csv(), end="")
-    elif fmt == "json":
-        for row in frame.iter_rows(named=True):
-            print(json.dumps(row))
-    else:
-        from rich.console import Console
-        from rich.table import Table
-
-        which = ", ".join(statuses[:-1]) + " or " + statuses[-1] if len(statuses) > 1 \
-            else statuses[0]
-        if total == 0:
-            Console().print(f"no row of {folder} is {which}", highlight=False)
-            return 0
-        table = Table(title=f"{frame.height:,} of {total:,} rows of {folder} ({which})",
-                      title_justify="left")
-        for name in frame.columns:
-            table.add_column(name, overflow="fold")
-        for row in frame.iter_rows():
-            table.add_row(*["" if v is None else str(v) for v in row])
-        Console().print(table)
-    return 0

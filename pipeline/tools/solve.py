@@ -10,7 +10,7 @@ import click
 def main(puzzle: str, fmt: str, first_solution: bool) -> int:
     """`pipeline solve`: read, solve, print; the exit code."""
     from pipeline.io import inputs
-    from pipeline.job.worker import arrow_buffers
+    from pipeline.io.strings import buffers
     from pipeline.sudoku import grid, solver
     from pipeline.sudoku.status import Status
 
@@ -28,7 +28,7 @@ def main(puzzle: str, fmt: str, first_solution: bool) -> int:
             grids, why = grid.encode([puzzle])
             malformed = {i: w for i, w in enumerate(why) if w}
         else:
-            grids, malformed = grid.encode_buffers(*arrow_buffers(rows.columns["puzzle"]))
+            grids, malformed = grid.encode_buffers(*buffers(rows.columns["puzzle"]))
             malformed.update(rows.reasons)
         outcome = solver.solve_grids(grids, 1 if first_solution else 2, malformed)
         texts = grid.decode(outcome.solutions, blank="0")

@@ -28,7 +28,7 @@ import numpy as np
 from pipeline.errors import InputError
 from pipeline.io import inputs
 from pipeline.io.reader import Rows
-from pipeline.job.worker import arrow_buffers
+from pipeline.io.strings import buffers
 from pipeline.sudoku import check, grid
 
 MAX_LISTED = 100_000  # rows listed in --json output at most
@@ -87,7 +87,7 @@ def _expected(rows: Rows):
     """The expected-solution column as (offsets, bytes, present), or None."""
     if "expected_solution" not in rows.columns:
         return None
-    offsets, data = arrow_buffers(rows.columns["expected_solution"])
+    offsets, data = buffers(rows.columns["expected_solution"])
     present = np.diff(offsets) > 0
     return offsets, data, present
 
@@ -96,7 +96,7 @@ def check_rows(first_row: int, rows: Rows, complete: bool = False) -> Verdicts:
     """Judge every row of a batch."""
     n = rows.n
     reasons: dict[int, str] = {}
-    puzzles, bad = grid.encode_buffers(*arrow_buffers(rows.columns["puzzle"]))
+    puzzles, bad = grid.encode_buffers(*buffers(rows.columns["puzzle"]))
     expected = _expected(rows)
     pair = expected is not None
     label = "puzzle: " if pair else ""

@@ -1,0 +1,156 @@
+"""Output files of the commands that write one (dedup, split, augment, generate).
+
+An output is a `.parquet`, `.csv` or `.csv.gz` file named by its extension, written whole or
+absent: through a temporary sibling fsynced and renamed, or one PUT at a URL. `check_output`
+refuses, before any work, what could only fail or do harm later: a folder given as a file,
+a missing parent folder, a place inside a run's results/ (it would become part of the run).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import os
+import re
+import shutil
+import uuid
+from collections.abc import Callable
+
+from pipeline.errors import UsageError
+from pipeline.io import runfolder
+from pipeline.io.schema import write_options
+from pipeline.io.storage import Location, as_location, fsync_dir
+
+OUTPUT_FORMATS = {"parquet": ".parquet", "csv": ".csv", "csv.gz": ".csv.gz"}
+
+
+def format_of(output: str, option: str = "--output") -> str:
+    name = output.lower()
+    for fmt, ext in sorted(OUTPUT_FORMATS.items(), key=lambda kv: -len(kv[1])):
+        if name.endswith(ext):
+            return fmt
+    raise UsageError(f"{option} {output}: unknown file type; use .parquet, .csv or .csv.gz")
+
+
+def check_output(output: str, run_dir=None, is_folder: bool = False) -> Location:
+    """The output's location; UsageError for a folder given as a file, a missing parent
+    folder, or a place inside the results of `run_dir` (it would become part of the run)."""
+    loc = as_location(output)
+    if not loc.local:
+        return loc
+    run = as_location(run_dir) if run_dir is not None else None
+    if run is not None and run.local:
+        results = os.path.realpath(os.path.join(run.path, runfolder.RESULTS))
+        real = os.path.realpath(loc.path)
+        if real == results or real.startswith(results + os.sep):
+            raise UsageError(f"--output {output}: inside the run's {runfolder.RESULTS}/ folder")
+    if is_folder:
+        if os.path.exists(loc.path) and not os.path.isdir(loc.path):
+            raise UsageError(f"--output {output}: is a file, not a folder")
+        return loc
+    if os.path.isdir(loc.path):
+        raise UsageError(f"--output {output}: is a folder, not a file")
+    parent = os.path.dirname(loc.path)
+    if not os.path.isdir(parent):
+        raise UsageError(f"--output {output}: folder {parent} does not exist")
+    return loc
+
+
+class TableWriter:
+    """Record batches into one binary file as Parquet (zstd) or CSV (header, gzip too)."""
+
+    def __init__(self, f, fmt: str, schema):
+        import pyarrow.csv as pacsv
+        import pyarrow.parquet as pq
+
+        self._gz = None
+        if fmt == "parquet":  # the parts' own options: zstd 1, dictionaries where they pay
+            self._w = pq.ParquetWriter(f, schema, **write_options(schema.names))
+        else:
+            if fmt == "csv.gz":
+                self._gz = gzip.GzipFile(fileobj=f, mode="wb", compresslevel=6, mtime=0)
+                f = self._gz
+            plain = all(re.fullmatch(r"[^\",\r\n]+", n) for n in schema.names)
+            options = {"quoting_style": "needed"}
+            if plain:
+                options["quoting_header"] = "none"  # "needed" quotes every name
+            try:
+                opts = pacsv.WriteOptions(**options)
+            except TypeError:  # pyarrow before quoting_header
+                opts = pacsv.WriteOptions(quoting_style="needed")
+            self._w = pacsv.CSVWriter(f, schema, write_options=opts)
+        self.rows = 0
+
+    def write(self, table) -> None:
+        if table.num_rows:
+            self._w.write(table)
+            self.rows += table.num_rows
+
+    def close(self) -> None:
+        self._w.close()
+        if self._gz is not None:
+            self._gz.close()
+
+    def abandon(self) -> None:
+        """Close after a failure (the file is thrown away), saying nothing more."""
+        with contextlib.suppress(Exception):
+            self.close()
+
+
+def write_one(loc: Location, fmt: str, schema, fill: Callable[[TableWriter], None]) -> int:
+    """Write one output whole or absent through Location.write_atomic; its rows."""
+    count = [0]
+
+    def body(f) -> None:
+        w = TableWriter(f, fmt, schema)
+        try:
+            fill(w)
+        except BaseException:
+            w.abandon()
+            raise
+        w.close()
+        count[0] = w.rows
+
+    loc.write_atomic(body)
+    return count[0]
+
+
+class Outputs:
+    """Several outputs written at once and published together at the end: local ones as
+    temporary siblings fsynced and renamed, URLs as a local temporary file put in one go."""
+
+    def __init__(self, folder: Location, names: list[str], fmt: str, schema, tmp: str):
+        self.folder, self.fmt = folder, fmt
+        self.locs = [folder.child(n + OUTPUT_FORMATS[fmt]) for n in names]
+        self.tmp: list[str] = []
+        for loc in self.locs:
+            base = os.path.dirname(loc.path) if loc.local else tmp
+            self.tmp.append(os.path.join(base, f".{loc.name}.{os.getpid()}-"
+                                               f"{uuid.uuid4().hex[:8]}.tmp"))
+        self.files = [open(p, "wb") for p in self.tmp]  # noqa: SIM115
+        self.writers = [TableWriter(f, fmt, schema) for f in self.files]
+
+    def publish(self) -> None:
+        for w, f in zip(self.writers, self.files, strict=True):
+            w.close()
+            f.flush()
+            os.fsync(f.fileno())
+            f.close()
+        for loc, path in zip(self.locs, self.tmp, strict=True):
+            if loc.local:
+                os.replace(path, loc.path)
+            else:
+                with open(path, "rb") as src:
+                    loc.write_atomic(lambda f, src=src: shutil.copyfileobj(src, f, 8 << 20))
+                os.unlink(path)
+        if self.folder.local:
+            fsync_dir(self.folder.path)
+
+    def discard(self) -> None:
+        for w in self.writers:
+            w.abandon()
+        for f, path in zip(self.files, self.tmp, strict=True):
+            with contextlib.suppress(Exception):
+                f.close()
+            with contextlib.suppress(OSError):
+                os.unlink(path)

@@ -1,0 +1,77 @@
+"""What a run came to, for the command line and for callers from Python: it owns the
+exit code (1 when a --fail-on status occurred), as black's Report does."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pipeline.sudoku.status import STATUS_NAMES
+
+
+@dataclass
+class Summary:
+    """The counts of a run; it owns the exit code."""
+
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(STATUS_NAMES, 0))
+    rows: int = 0
+    wall_seconds: float = 0.0
+    output: str = ""
+    already_done: bool = False
+    resumed_rows: int = 0
+    fail_on: list[str] = field(default_factory=list)
+    steady_seconds: float = 0.0  # from warm workers to the last part written
+    cpu_seconds: float = 0.0  # this process's own CPU time (not its workers')
+    worker_cpu_seconds: float = 0.0  # the workers' CPU time on this run's ranges
+    processed_files: list[str] = field(default_factory=list)  # --incremental
+    skipped_files: list[str] = field(default_factory=list)  # --incremental
+
+    @property
+    def failing(self) -> list[str]:
+        return [s for s in self.fail_on if self.counts.get(s, 0) > 0]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failing else 0
+
+    @property
+    def new_rows(self) -> int:
+        return self.rows - self.resumed_rows
+
+    @property
+    def rows_per_second(self) -> float:
+        """Rows solved by this invocation per second of it (rows reused not counted)."""
+        return self.new_rows / self.wall_seconds if self.wall_seconds > 0 else 0.0
+
+    def line(self) -> str:
+        """The run in one line: rows, counts, time, where."""
+        counts = ", ".join(f"{n:,} {name}" for name, n in self.counts.items() if n)
+        reused = f"; {self.resumed_rows:,} rows reused from before" if self.resumed_rows else ""
+        return (f"{self.rows:,} rows in {self.wall_seconds:.2f} s "
+                f"({self.rows_per_second:,.0f} rows/s){reused}: {counts or 'no rows'} "
+                f"-> {self.output}")
+
+    def as_dict(self) -> dict:
+        return {
+            "output": self.output, "rows": self.rows, "counts": self.counts,
+            "wall_seconds": round(self.wall_seconds, 3),
+            "rows_per_second": round(self.rows_per_second, 1),
+            "steady_seconds": round(self.steady_seconds, 3),
+            "steady_rows_per_second": round(self.new_rows / self.steady_seconds, 1)
+            if self.steady_seconds > 0 else 0.0,
+            "cpu_seconds": round(self.cpu_seconds, 3),
+            "worker_cpu_seconds": round(self.worker_cpu_seconds, 3),
+            "already_done": self.already_done, "resumed_rows": self.resumed_rows,
+            "exit_code": self.exit_code, "failing": self.failing,
+            "processed_files": self.processed_files, "skipped_files": self.skipped_files,
+        }
+
+    @classmethod
+    def from_stats(cls, table) -> Summary:
+        """The summary of a finished run, from its stats table (None: nothing known)."""
+        summary = cls()
+        for row in (table.to_pylist() if table is not None else []):
+            if row["scope"] == "run":
+                summary.counts = {name: int(row[name]) for name in STATUS_NAMES}
+                summary.rows = int(row["rows"])
+                summary.wall_seconds = float(row["wall_seconds"] or 0.0)
+        return summary
