@@ -42,5 +42,6 @@ lint: $(STAMP) ## ruff
 	$(VENV)/bin/ruff check .
 
 clean: ## Remove outputs, caches and the virtual environment
-	rm -rf output .pytest_cache .ruff_cache .hypothesis bench-results $(VENV) pipeline/_kernels_*
+	rm -rf output .pytest_cache .ruff_cache .hypothesis bench-results $(VENV) pipeline/_kernels_* \
+		pipeline/.kernels-*
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

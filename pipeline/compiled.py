@@ -9,9 +9,13 @@ Every numba function of the package is declared through this module:
 `make kernels` (run by `make solve-dataset`, `test` and `bench`) runs `python -m
 pipeline.compiled`, which compiles every entry point with numba's ahead-of-time compiler
 (numba.pycc, for this CPU and its features) into one extension module,
-`pipeline/_kernels_<digest>.so`. The digest hashes the sources of the kernel modules,
-numpy's version and the CPU's feature flags, so a module can be loaded only by the code it
-was built from, on a CPU that runs it. A process that finds its module calls those
+`pipeline/_kernels_<digest>.so`. The digest hashes the kernels' own code (`kernel_code`:
+the decorated functions, the module-level tables they read and the plain functions that
+make them, without docstrings, comments or layout, so that a message in a Python function
+beside the kernels asks for no new build), numpy's version and the CPU's feature flags: a
+module can be loaded only by the code it was built from, on a CPU that runs it. Each
+file's digest is kept in `.kernels-digests.json` by its size and mtime, so a process
+parses a source only after it changed. A process that finds its module calls those
 functions and never imports numba: numba's import and the typing context it builds before
 its first cache load are about half a second of every worker's start. Anywhere else (no C
 compiler at setup, an edited kernel, another CPU, `PIPELINE_KERNELS=jit`) the decorators
@@ -26,7 +30,10 @@ dtype, dimensions, contiguity, alignment and, for the others, writability.
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import hashlib
+import json
 import operator
 import os
 import re
@@ -144,8 +151,13 @@ def module_name() -> str | None:
     h = hashlib.blake2b(digest_size=8)
     h.update(flags.encode())
     h.update(np.__version__.encode())
-    for name in ("compiled", *MODULES):
-        h.update(source_path(name).read_bytes())
+    h.update((HERE / "compiled.py").read_bytes())  # the build itself: any change counts
+    known = _load_digests()
+    before = json.dumps(known, sort_keys=True)
+    for name in MODULES:
+        h.update(_code_digest(source_path(name), known).encode())
+    if json.dumps(known, sort_keys=True) != before:
+        _save_digests(known)
     return f"_kernels_{h.hexdigest()}"
 
 
@@ -165,6 +177,97 @@ def _cpu_flags() -> str | None:
     except OSError:
         pass
     return None
+
+
+# ---------------------------------------------------------------------------------------
+# What a kernel module's compiled code depends on
+
+
+KERNEL_DECORATORS = ("kernel", "helper", "intrinsic")
+DIGESTS = ".kernels-digests.json"  # per source file: its stat -> its kernel code's digest
+
+
+def kernel_code(source: str) -> str:
+    """The part of a module's source that its compiled kernels are made of, as a canonical
+    text: the kernels, helpers and intrinsics, the module-level statements (imports, the
+    constants and tables they read) and every plain function those use, without docstrings,
+    comments or layout. A message in a Python function beside the kernels is not in it, so
+    editing one does not ask for a new build."""
+    tree = ast.parse(source)
+    defs = {n.name: n for n in tree.body
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
+    kept: list[ast.AST] = []
+    wanted: set[str] = set()
+    for node in tree.body:
+        if node in defs.values() and not _is_kernel(node):
+            continue
+        kept.append(node)
+        wanted |= _names(node)
+    seen = {id(n) for n in kept}
+    while wanted:
+        node = defs.get(wanted.pop())
+        if node is not None and id(node) not in seen:
+            seen.add(id(node))
+            kept.append(node)
+            wanted |= _names(node)
+    return "\n".join(ast.dump(_without_docstrings(n)) for n in kept)
+
+
+def _is_kernel(node) -> bool:
+    for d in getattr(node, "decorator_list", ()):
+        target = d.func if isinstance(d, ast.Call) else d
+        name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+        if name in KERNEL_DECORATORS:
+            return True
+    return False
+
+
+def _names(node) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _without_docstrings(node):
+    for n in ast.walk(node):
+        body = getattr(n, "body", None)
+        if (isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Module)
+                and body and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            n.body = body[1:] or [ast.Pass()]
+    return node
+
+
+def _code_digest(path: Path, known: dict) -> str:
+    """The digest of a source file's kernel code, from `known` when the file is as it was
+    (its mtime, size and inode), else computed (and put in `known`)."""
+    st = path.stat()
+    key = str(path.relative_to(HERE))
+    stamp = [st.st_mtime_ns, st.st_size, st.st_ino]
+    entry = known.get(key)
+    if entry and entry[:3] == stamp:
+        return entry[3]
+    digest = hashlib.blake2b(kernel_code(path.read_text()).encode(), digest_size=16).hexdigest()
+    known[key] = [*stamp, digest]
+    return digest
+
+
+def _load_digests() -> dict:
+    try:
+        return json.loads((HERE / DIGESTS).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _save_digests(known: dict) -> None:
+    """Written to a temporary file and renamed: a reader never sees half of it. A package
+    folder that cannot be written (an installed, read-only one) just recomputes."""
+    tmp = HERE / f"{DIGESTS}.{os.getpid()}.tmp"
+    try:
+        tmp.write_text(json.dumps(known, sort_keys=True))
+        os.replace(tmp, HERE / DIGESTS)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
 # ---------------------------------------------------------------------------------------

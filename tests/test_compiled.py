@@ -94,9 +94,24 @@ def test_module_name_follows_the_sources_and_the_cpu(tmp_path, monkeypatch):
     monkeypatch.setattr(compiled, "HERE", tmp_path)
     first = compiled.module_name()
     assert first is not None and first.startswith("_kernels_")
+    # Words change nothing: a comment, a docstring, a message in a Python function.
     engine = tmp_path / "sudoku" / "engine.py"
     engine.write_text(engine.read_text() + "\n# an edit\n")
-    assert compiled.module_name() != first
+    assert compiled.module_name() == first
+    grid = tmp_path / "sudoku" / "grid.py"
+    text = grid.read_text()
+    message, docstring = '"grid has no clash"', '"""Encode puzzle strings'
+    assert text.count(message) == 1 and text.count(docstring) == 1
+    grid.write_text(text.replace(message, '"no digit repeats in this grid"')
+                    .replace(docstring, '"""Turn puzzle strings'))
+    assert compiled.module_name() == first
+    # Code does: a kernel, a table a kernel reads.
+    engine.write_text(engine.read_text() + "\n\n@compiled.helper()\ndef _more(x):\n"
+                      "    return x + 1\n")
+    second = compiled.module_name()
+    assert second != first
+    engine.write_text(engine.read_text() + "\nMORE = np.arange(3)\n")
+    assert compiled.module_name() not in (first, second)
     monkeypatch.setattr(compiled, "_cpu_flags", lambda: "fpu sse2")
     other_cpu = compiled.module_name()
     assert other_cpu not in (None, first)
