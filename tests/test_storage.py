@@ -105,6 +105,32 @@ def test_s3_input_and_output(s3, run_cli, tmp_path):
 
 
 @pytest.mark.slow
+def test_show_report_dedup_read_a_run_at_a_url(s3, run_cli, tmp_path):
+    """The commands over finished runs read one through the run folder's own module, so
+    they take the URLs `run` writes to: show, report (its page written back to the
+    folder), and the data-set tools."""
+    fs, bucket = s3
+    data = tmp_path / "in.txt"
+    bad = "11" + PUZZLE[2:]
+    data.write_text("\n".join([PUZZLE] * 5 + [bad, "x" * 81]) + "\n")
+    url = f"s3://{bucket}/runs/two"
+    res = run_cli("run", "-i", str(data), "-o", url, "--canonical", *RUN)
+    assert res.returncode == 0, res.stderr
+    shown = run_cli("show", url, "--format", "json")
+    assert shown.returncode == 0, shown.stderr
+    rows = [json.loads(line) for line in shown.stdout.splitlines()]
+    assert [(r["row"], r["status"]) for r in rows] == [(5, "invalid"), (6, "malformed")]
+    report = run_cli("report", url)
+    assert report.returncode == 0, report.stderr
+    page = fs.cat_file(f"{bucket}/runs/two/report.html").decode()
+    assert "<svg" in page and "7" in report.stdout
+    out = tmp_path / "classes.csv"
+    dedup = run_cli("dedup", url, "-o", str(out), "-q")
+    assert dedup.returncode == 0, dedup.stderr
+    assert pl.read_csv(out, infer_schema=False).height == 2  # the puzzle, the invalid one
+
+
+@pytest.mark.slow
 def test_s3_glob_and_missing_input(s3, run_cli):
     fs, bucket = s3
     for name in ("a.txt", "b.txt"):

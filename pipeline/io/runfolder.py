@@ -325,20 +325,31 @@ ROW_BITS = 40  # a row's key: source index << ROW_BITS | row
 
 @dataclass
 class Part:
+    """A result part as its footer describes it."""
+
     loc: Location
     rows: int
     order: tuple[int, int]  # (input, first row): input order of the parts
-    first_key: int = -1  # smallest key seen in pass 1
+    first_key: int = -1  # smallest key seen in pass 1 (io/classes.py)
 
 
 @dataclass
 class Run:
+    """A run folder as the commands over finished runs read it (report, show, dedup, ...):
+    its parts in input order, its sources, columns and manifest."""
+
     shown: str
     parts: list[Part]
     sources: list[str]
     columns: list[str]
     manifest: dict = field(default_factory=dict)
+    loc: Location | None = None
+    finished: bool = False
     _index: dict[str, int] = field(default_factory=dict)
+
+    def stats(self):
+        """stats.parquet as a pyarrow Table, or None (an unfinished run has none)."""
+        return RunFolder(self.loc).read_stats() if self.loc is not None else None
 
     @property
     def rows(self) -> int:
@@ -412,22 +423,24 @@ def load_parts(shown: str, locs: list[Location]) -> tuple[list[Part], list[str]]
     return parts, columns or []
 
 
-def open_run(run_dir, need_canonical: bool = True, finished: bool = True) -> Run:
-    """A run folder's parts, sources and columns; InputError when it is not a usable run."""
+def open_run(run_dir, need_canonical: bool = True, finished: bool = True,
+             empty: bool = False) -> Run:
+    """A run folder (a path or a URL): its parts, sources and columns; InputError when it
+    is not a usable run (unfinished, with `finished`; without parts, unless `empty`)."""
     loc = as_location(run_dir)
     shown = loc.shown
-    existing_run(loc, finished)
+    names = existing_run(loc, finished)
     manifest: dict = {}
     with contextlib.suppress(OSError, ValueError):
         manifest = json.loads(loc.child(MANIFEST).read_bytes())
     results = loc.child(RESULTS)
     locs = [results.child(n) for n in results.listdir() if is_part(n)]
-    if not locs:
+    if not locs and not empty:
         raise InputError(f"{shown}: no result parts in {RESULTS}/")
     parts, columns = load_parts(shown, locs)
     inputs = (manifest.get("definition") or {}).get("inputs") or []
     sources = [str(i.get("path")) for i in inputs if isinstance(i, dict)]
-    run = Run(shown, parts, sources, columns, manifest)
+    run = Run(shown, parts, sources, columns, manifest, loc, SUCCESS in names)
     if need_canonical and "canonical" not in columns:
         raise InputError(f"{shown}: the run has no canonical column (it was made without "
                          "--canonical)")

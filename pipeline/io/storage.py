@@ -137,6 +137,20 @@ class Location:
                 "etag": str(info.get("ETag") or info.get("etag") or info.get("md5Hash")
                             or info.get("mtime") or info.get("LastModified") or "")}
 
+    def mtime(self) -> float:
+        """When the file was last written, in seconds since the epoch (0.0 when unknown)."""
+        if self.local:
+            return os.stat(self.path).st_mtime
+        info = self.fs.info(self.path)
+        when = info.get("LastModified") or info.get("mtime") or info.get("updated") \
+            or info.get("created")
+        if hasattr(when, "timestamp"):
+            return float(when.timestamp())
+        try:
+            return float(when)
+        except (TypeError, ValueError):
+            return 0.0
+
     def read_at(self, offset: int, n: int) -> bytes:
         """n bytes at an offset (fewer at the end)."""
         if self.local:

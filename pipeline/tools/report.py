@@ -14,13 +14,11 @@ the data (file names, reasons, statuses) is HTML-escaped.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 import polars as pl
-import pyarrow.parquet as pq
 
 from pipeline.errors import InputError
 from pipeline.io import runfolder, timestamps
@@ -53,7 +51,7 @@ class Part:
 class RunData:
     """Everything the report shows, already aggregated."""
 
-    folder: Path
+    folder: str  # as shown (a path, or a URL without its secrets)
     finished: bool
     manifest: dict
     stats: dict  # the scope='run' row of stats.parquet, or {}
@@ -89,31 +87,22 @@ def time_bin_label(b: int) -> str:
 
 
 def load(folder: str | Path) -> RunData:
-    """Read and aggregate a run folder; InputError when it is not one."""
-    folder = Path(folder)
-    runfolder.existing_run(Location(str(folder)))
-    manifest: dict = {}
-    try:
-        manifest = json.loads((folder / runfolder.MANIFEST).read_text())
-    except (OSError, ValueError):
-        pass
+    """Read and aggregate a run folder (a path or a URL); InputError when it is not one."""
+    run = runfolder.open_run(str(folder), need_canonical=False, finished=False, empty=True)
     stats: dict = {}
-    try:
-        frame = pl.read_parquet(folder / runfolder.STATS).filter(pl.col("scope") == "run")
+    table = run.stats()
+    if table is not None:
+        frame = pl.from_arrow(table).filter(pl.col("scope") == "run")
         if frame.height:
             stats = frame.row(0, named=True)
-    except (OSError, pl.exceptions.PolarsError):
-        pass
-    parts = []
-    for p in sorted((folder / runfolder.RESULTS).glob('part-*.parquet')):
-        try:
-            parts.append(Part(p.name, pq.read_metadata(p).num_rows, p.stat().st_mtime))
-        except (OSError, ValueError) as exc:
-            raise InputError(f"{p}: not a readable result part ({exc})") from None
-    data = RunData(folder, (folder / runfolder.SUCCESS).exists(), manifest, stats, parts)
+    try:
+        parts = [Part(p.loc.name, p.rows, p.loc.mtime()) for p in run.parts]
+    except OSError as exc:
+        raise InputError(f"{run.shown}: a result part cannot be read ({exc})") from None
+    data = RunData(run.shown, run.finished, run.manifest, stats, parts)
     data.rows = sum(p.rows for p in parts)
     if data.rows:
-        _aggregate(data, [folder / runfolder.RESULTS / p.name for p in parts])
+        _aggregate(data, run)
     return data
 
 
@@ -121,10 +110,15 @@ def _counts(frame: pl.DataFrame, key: str) -> dict:
     return {k: int(n) for k, n in frame.group_by(key).len().iter_rows()}
 
 
-def _aggregate(data: RunData, files: list[Path]) -> None:
-    scan = pl.scan_parquet(files)
-    names = scan.collect_schema().names()
-    has = set(names)
+_COLUMNS = ("source", "status", "guesses", "grade", "solve_us", "puzzle", "reason",
+            "expected_match")
+
+
+def _aggregate(data: RunData, run: runfolder.Run) -> None:
+    has = set(run.columns)
+    wanted = [c for c in _COLUMNS if c in has]
+    scan = pl.concat([pl.from_arrow(b) for p in run.parts for b in
+                      runfolder.part_batches(p, wanted)], how="vertical_relaxed").lazy()
     g = pl.col("guesses")
     guess_bin = (pl.when(g <= 0).then(0)
                  .otherwise(g.cast(pl.Float64).log(2).floor().cast(pl.Int64) + 1)
@@ -247,7 +241,7 @@ def _grade_rows(data: RunData) -> tuple[list[str], list[int]]:
 
 
 def render_html(data: RunData) -> str:
-    name = data.manifest.get("run_id") or data.folder.name
+    name = data.manifest.get("run_id") or data.folder.rstrip("/").rsplit("/", 1)[-1]
     out: list[str] = []
     out.append('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
                '<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -373,7 +367,7 @@ def _sources_table(data: RunData) -> str:
 # The terminal
 
 
-def print_terminal(data: RunData, html_path: Path | None, console=None) -> None:
+def print_terminal(data: RunData, html_path: str | None, console=None) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -415,14 +409,14 @@ def print_terminal(data: RunData, html_path: Path | None, console=None) -> None:
 
 
 def main(folder: str, html_out: str | None = None, no_html: bool = False,
-         quiet: bool = False) -> Path | None:
+         quiet: bool = False) -> str | None:
     """`pipeline report`: aggregate, write the HTML (atomically), print the table."""
     data = load(folder)
     path = None
     if not no_html:
-        path = Path(html_out) if html_out else data.folder / REPORT
-        text = render_html(data)
-        Location(str(path)).write_atomic(text.encode("utf-8"))
+        loc = Location(html_out) if html_out else Location(str(folder)).child(REPORT)
+        loc.write_atomic(render_html(data).encode("utf-8"))
+        path = loc.shown
     if not quiet:
         print_terminal(data, path)
     return path

@@ -3,29 +3,25 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import polars as pl
 
 from pipeline.io import runfolder
-from pipeline.io.storage import Location
 
 
 def main(folder: str, statuses: list[str], limit: int = 20, fmt: str = "table") -> int:
     """`pipeline show`: the rows of a run with the given statuses (source, row, status,
     reason, puzzle), read lazily: only the rows shown are held."""
-    root = Path(folder)
-    runfolder.existing_run(Location(folder))
-    parts = sorted((root / runfolder.RESULTS).glob("part-*.parquet"))
-    if not parts:
+    run = runfolder.open_run(folder, need_canonical=False, finished=False, empty=True)
+    columns = ["source", "row", "status", "reason", "puzzle"]
+    # Part by part, only the rows asked for are kept.
+    chosen = [pl.from_arrow(b).filter(pl.col("status").is_in(statuses))
+              for p in run.parts for b in runfolder.part_batches(p, columns)]
+    if not chosen:
         return 0
-    query = (pl.scan_parquet(parts)
-             .filter(pl.col("status").is_in(statuses))
-             .select("source", "row", "status", "reason", "puzzle")
-             .sort("source", "row"))
-    frame = (query.head(limit) if limit else query).collect()
-    total = pl.scan_parquet(parts).filter(pl.col("status").is_in(statuses)).select(
-        pl.len()).collect().item()
+    matched = pl.concat(chosen, how="vertical_relaxed").sort("source", "row")
+    total = matched.height
+    frame = matched.head(limit) if limit else matched
     if fmt == "csv":
         print(frame.write_csv(), end="")
     elif fmt == "json":
@@ -38,9 +34,9 @@ def main(folder: str, statuses: list[str], limit: int = 20, fmt: str = "table") 
         which = ", ".join(statuses[:-1]) + " or " + statuses[-1] if len(statuses) > 1 \
             else statuses[0]
         if total == 0:
-            Console().print(f"no row of {folder} is {which}", highlight=False)
+            Console().print(f"no row of {run.shown} is {which}", highlight=False)
             return 0
-        table = Table(title=f"{frame.height:,} of {total:,} rows of {folder} ({which})",
+        table = Table(title=f"{frame.height:,} of {total:,} rows of {run.shown} ({which})",
                       title_justify="left")
         for name in frame.columns:
             table.add_column(name, overflow="fold")
