@@ -38,8 +38,9 @@ bench: kernels ## Engine (beside tdoku), canonical form and pipeline benchmarks 
 	$(PY) benchmarks/bench_canonical.py
 	$(PY) benchmarks/bench_pipeline.py
 
-lint: $(STAMP) ## ruff
+lint: $(STAMP) ## ruff, and the layers' import rule (.importlinter)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache
 
 clean: ## Remove outputs, caches and the virtual environment
 	rm -rf output .pytest_cache .ruff_cache .hypothesis bench-results $(VENV) pipeline/_kernels_* \

@@ -1,1 +1,14 @@
-"""sudoku."""
+"""sudoku: the puzzle itself. Arrays in, arrays out: no files, no processes, no threads.
+
+    grid        puzzle text <-> (N, 81) uint8 arrays, the givens' check, display
+    engine      the compiled bitmask solver (intrinsics: its LLVM code)
+    check       the independent checker: is a grid a solution of its puzzle?
+    reference   textbook backtracking, the correctness reference (never the engine)
+    classic     Valid Sudoku and Sudoku Solver on list-of-lists boards
+    solver      puzzles -> outcomes: encode, reject bad givens, solve, check
+    status      the statuses (a contract); grade: difficulty from the engine's guesses
+    canonical   the minlex form; symmetry: the grid's transformations, encoded
+    search      generation's search: full grids, clues removed down to a unique puzzle
+
+May import: the foundation (pipeline.errors, pipeline.compiled) and nothing else of ours.
+"""

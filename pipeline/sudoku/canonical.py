@@ -67,7 +67,8 @@ import numpy as np
 
 from pipeline import compiled
 from pipeline.sudoku import grid
-from pipeline.sudoku.engine import _cttz, _popcnt
+from pipeline.sudoku.intrinsics import cttz as _cttz
+from pipeline.sudoku.intrinsics import popcnt as _popcnt
 from pipeline.sudoku.symmetry import TRANSFORM_WIDTH, identity_transforms, transform
 
 __all__ = ["GROUP_SIZE", "canonical_transforms", "minlex", "warm_up"]

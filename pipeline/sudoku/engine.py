@@ -82,250 +82,20 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline import compiled
-
-if compiled.loaded() is None:  # numba compiles the kernels here: the intrinsics need these
-    from llvmlite import ir
-    from numba import types
-    from numba.core import cgutils
-
-    _V32 = ir.VectorType(ir.IntType(8), 32)
-    _V8I32 = ir.VectorType(ir.IntType(32), 8)
+from pipeline.sudoku.intrinsics import (
+    NODE,
+    band_hits,
+    byte_mask32,
+    copy_row,
+    cttz,
+    pext,
+    place_in_band,
+    popcnt,
+    rdcycle,
+    store_digits32,
+)
 
 __all__ = ["cycles_per_us", "read_cycles", "solve_batch", "warm_up"]
-
-# --------------------------------------------------------------------------------------
-# LLVM intrinsics
-# --------------------------------------------------------------------------------------
-
-
-@compiled.intrinsic
-def _cttz(typingctx, x):
-    """Count trailing zeros of a non-zero int64."""
-    if not isinstance(x, types.Integer):
-        return None
-
-    def codegen(context, builder, signature, args):
-        (val,) = args
-        val = context.cast(builder, val, x, types.int64)
-        i64 = ir.IntType(64)
-        fnty = ir.FunctionType(i64, [i64, ir.IntType(1)])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.cttz.i64")
-        return builder.call(fn, [val, ir.Constant(ir.IntType(1), 1)])
-
-    return types.int64(x), codegen
-
-
-@compiled.intrinsic
-def _pext(typingctx, x, m):
-    """Parallel bit extract (BMI2): the bits of x under mask m, packed to the bottom."""
-    if not (isinstance(x, types.Integer) and isinstance(m, types.Integer)):
-        return None
-
-    def codegen(context, builder, signature, args):
-        i64 = ir.IntType(64)
-        a = context.cast(builder, args[0], signature.args[0], types.int64)
-        b = context.cast(builder, args[1], signature.args[1], types.int64)
-        fnty = ir.FunctionType(i64, [i64, i64])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.x86.bmi.pext.64")
-        return builder.call(fn, [a, b])
-
-    return types.int64(x, m), codegen
-
-
-@compiled.intrinsic
-def _popcnt(typingctx, x):
-    """Population count of an int64."""
-    if not isinstance(x, types.Integer):
-        return None
-
-    def codegen(context, builder, signature, args):
-        (val,) = args
-        val = context.cast(builder, val, x, types.int64)
-        i64 = ir.IntType(64)
-        fnty = ir.FunctionType(i64, [i64])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.ctpop.i64")
-        return builder.call(fn, [val])
-
-    return types.int64(x), codegen
-
-
-def _elem_ptr(context, builder, aryty, ary, start, startty):
-    """A pointer to element `start` of a C-contiguous array (codegen)."""
-    a = context.make_array(aryty)(context, builder, value=ary)
-    return builder.gep(a.data, [context.cast(builder, start, startty, types.intp)])
-
-
-def _splat(builder, value, vtype):
-    """A vector of `vtype` with `value` in every lane (codegen)."""
-    one = builder.insert_element(ir.Constant(vtype, None), value, ir.Constant(ir.IntType(32), 0))
-    zeros = ir.Constant(ir.VectorType(ir.IntType(32), vtype.count), [0] * vtype.count)
-    return builder.shuffle_vector(one, ir.Constant(vtype, None), zeros)
-
-
-def _boards_meeting(builder, first8, ninth, m32):
-    """Bit t set when board t of a band (the first eight as one vector, the ninth alone)
-    shares a cell with m32 (codegen)."""
-    i32, i64 = ir.IntType(32), ir.IntType(64)
-    hitv = builder.icmp_unsigned("!=", builder.and_(first8, _splat(builder, m32, _V8I32)),
-                                 ir.Constant(_V8I32, [0] * 8))
-    hit = builder.zext(builder.bitcast(hitv, ir.IntType(8)), i64)
-    h8 = builder.zext(builder.icmp_unsigned("!=", builder.and_(ninth, m32), ir.Constant(i32, 0)),
-                      i64)
-    return builder.or_(hit, builder.shl(h8, ir.Constant(i64, 8)))
-
-
-@compiled.intrinsic
-def _byte_mask32(typingctx, arr, start, lo, hi):
-    """Bit j set when lo <= byte start + j of a C-contiguous uint8 array <= hi (j < 32).
-
-    One unaligned 32-byte load and an LLVM vector compare (vpcmpeqb / vpmovmskb on AVX2);
-    the caller makes sure the 32 bytes lie inside the array.
-    """
-    if not (isinstance(arr, types.Array) and arr.dtype == types.uint8 and arr.layout == "C"):
-        return None
-
-    def codegen(context, builder, signature, args):
-        ary, st, lo_, hi_ = args
-        ptr = _elem_ptr(context, builder, signature.args[0], ary, st, signature.args[1])
-        v = builder.load(builder.bitcast(ptr, _V32.as_pointer()), align=1)
-
-        def splat(x, xty):
-            b = builder.trunc(context.cast(builder, x, xty, types.int64), ir.IntType(8))
-            return _splat(builder, b, _V32)
-
-        low = splat(lo_, signature.args[2])
-        span = builder.sub(splat(hi_, signature.args[3]), low)
-        inside = builder.icmp_unsigned("<=", builder.sub(v, low), span)
-        return builder.zext(builder.bitcast(inside, ir.IntType(32)), ir.IntType(64))
-
-    return types.int64(arr, start, lo, hi), codegen
-
-
-@compiled.intrinsic
-def _store_digits32(typingctx, arr, start, q0, q1, q2, q3):
-    """Write bytes start..start+31 of a C-contiguous uint8 array: byte j = 1 + bit j of
-    q0 + 2 * bit j of q1 + 4 * bit j of q2 + 8 * bit j of q3 (one 32-byte vector store)."""
-    if not (isinstance(arr, types.Array) and arr.dtype == types.uint8 and arr.layout == "C"):
-        return None
-
-    def codegen(context, builder, signature, args):
-        ary, st = args[0], args[1]
-        acc = ir.Constant(_V32, [1] * 32)
-        for k in range(4):
-            m = context.cast(builder, args[2 + k], signature.args[2 + k], types.int64)
-            m = builder.bitcast(builder.trunc(m, ir.IntType(32)), ir.VectorType(ir.IntType(1), 32))
-            acc = builder.add(acc, builder.shl(builder.zext(m, _V32), ir.Constant(_V32, [k] * 32)))
-        ptr = _elem_ptr(context, builder, signature.args[0], ary, st, signature.args[1])
-        builder.store(acc, builder.bitcast(ptr, _V32.as_pointer()), align=1)
-        return context.get_dummy_value()
-
-    return types.none(arr, start, q0, q1, q2, q3), codegen
-
-
-@compiled.intrinsic
-def _copy_row(typingctx, dst, drow, src, srow):
-    """Copy one node (NODE int32) from row srow of src to row drow of dst (C-contiguous
-    arrays with rows of NODE; a 1-d array is one row): one fixed-size memcpy of 32-byte
-    moves instead of element copies each with its index arithmetic."""
-    ok = all(
-        isinstance(a, types.Array) and a.dtype == types.int32 and a.layout == "C"
-        for a in (dst, src)
-    )
-    if not ok:
-        return None
-
-    def codegen(context, builder, signature, args):
-        d, dr, s_, sr = args
-        ptrs = []
-        for ary, aty, row, rty in (
-            (d, signature.args[0], dr, signature.args[1]),
-            (s_, signature.args[2], sr, signature.args[3]),
-        ):
-            a = context.make_array(aty)(context, builder, value=ary)
-            offset = builder.mul(
-                context.cast(builder, row, rty, types.intp), ir.Constant(ir.IntType(64), NODE)
-            )
-            ptrs.append(builder.gep(a.data, [offset]))
-        cgutils.raw_memcpy(builder, ptrs[0], ptrs[1], ir.Constant(ir.IntType(64), NODE), 4)
-        return context.get_dummy_value()
-
-    return types.none(dst, drow, src, srow), codegen
-
-
-@compiled.intrinsic
-def _place_in_band(typingctx, S, base, new, d, x):
-    """Cells ``new`` of a band are placed: remove them from the band's nine boards
-    S[base] .. S[base + 8], except board ``d``, which becomes ``x``.  Returns the boards
-    that lost a cell (bit t for board base + t).
-
-    The first eight boards are one 32-byte vector (load, and-not, blend in ``x``, store,
-    and a compare for the boards hit); the ninth is scalar.  A per-board loop costs a
-    load, a store and a test for each of the nine.
-    """
-    ok = isinstance(S, types.Array) and S.dtype == types.int32 and S.layout == "C"
-    if not ok:
-        return None
-
-    def codegen(context, builder, signature, args):
-        ary, base_, new_, d_, x_ = args
-        i32 = ir.IntType(32)
-        i64 = ir.IntType(64)
-        ptr = _elem_ptr(context, builder, signature.args[0], ary, base_, signature.args[1])
-        new32 = builder.trunc(context.cast(builder, new_, signature.args[2], types.int64), i32)
-        d32 = builder.trunc(context.cast(builder, d_, signature.args[3], types.int64), i32)
-        x32 = builder.trunc(context.cast(builder, x_, signature.args[4], types.int64), i32)
-        vptr = builder.bitcast(ptr, _V8I32.as_pointer())
-        v = builder.load(vptr, align=4)
-        p8 = builder.gep(ptr, [ir.Constant(i64, 8)])
-        o8 = builder.load(p8, align=4)
-        hit = _boards_meeting(builder, v, o8, new32)
-        kept = builder.and_(v, builder.xor(_splat(builder, new32, _V8I32),
-                                           ir.Constant(_V8I32, [-1] * 8)))
-        own = builder.icmp_unsigned("==", ir.Constant(_V8I32, list(range(8))),
-                                    _splat(builder, d32, _V8I32))
-        builder.store(builder.select(own, _splat(builder, x32, _V8I32), kept), vptr, align=4)
-        # the ninth board
-        k8 = builder.and_(o8, builder.xor(new32, ir.Constant(i32, -1)))
-        is8 = builder.icmp_unsigned("==", d32, ir.Constant(i32, 8))
-        builder.store(builder.select(is8, x32, k8), p8, align=4)
-        return hit
-
-    return types.int64(S, base, new, d, x), codegen
-
-
-@compiled.intrinsic
-def _band_hits(typingctx, S, base, m):
-    """Bit t set when board S[base + t] meets m (t < 9): one 32-byte compare for the
-    first eight boards, a scalar test for the ninth."""
-    ok = isinstance(S, types.Array) and S.dtype == types.int32 and S.layout == "C"
-    if not ok:
-        return None
-
-    def codegen(context, builder, signature, args):
-        ary, base_, m_ = args
-        i32 = ir.IntType(32)
-        i64 = ir.IntType(64)
-        ptr = _elem_ptr(context, builder, signature.args[0], ary, base_, signature.args[1])
-        m32 = builder.trunc(context.cast(builder, m_, signature.args[2], types.int64), i32)
-        v = builder.load(builder.bitcast(ptr, _V8I32.as_pointer()), align=4)
-        o8 = builder.load(builder.gep(ptr, [ir.Constant(i64, 8)]), align=4)
-        return _boards_meeting(builder, v, o8, m32)
-
-    return types.int64(S, base, m), codegen
-
-
-@compiled.intrinsic
-def _rdcycle(typingctx):
-    """Read the CPU cycle counter (0 on platforms without one)."""
-
-    def codegen(context, builder, signature, args):
-        i64 = ir.IntType(64)
-        fnty = ir.FunctionType(i64, [])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.readcyclecounter")
-        return builder.call(fn, [])
-
-    return types.int64(), codegen
-
 
 # --------------------------------------------------------------------------------------
 # Lookup tables (built once at import; numba freezes global arrays into the kernel)
@@ -336,7 +106,6 @@ ALL27 = (1 << 27) - 1
 # 54 (matrix, digit) pairs, and never adds one: a path has fewer than 54 * 5 + 1 of them
 STACK_DEPTH = 6 * 9 * 5 + 2
 ALL_DIGITS = 0x1FF
-NODE = 64  # int32 in a search node (see the module docstring)
 AT_H = 32  # S[AT_H + d]: minirow word of digit d+1
 AT_K = 41  # S[AT_K + d]: minicolumn word of digit d+1
 
@@ -489,7 +258,7 @@ def _band_index(x):
     """A board's band matrix as a table index: with PEXT the bits of its minirows packed
     (a short dependency chain, no table load), else ``_band_matrix``."""
     if FAST_PEXT:
-        return _pext(_minirows(x), 0o111111111)
+        return pext(_minirows(x), 0o111111111)
     return _band_matrix(x) & 511  # (the mask spares a negative-index check)
 
 
@@ -534,7 +303,7 @@ def _propagate(S, todo):
                 break
             todo = later
             later = np.int64(0)
-        d = _cttz(todo)
+        d = cttz(todo)
         todo &= todo - 1
         x0 = np.int64(S[d])
         x1 = np.int64(S[9 + d])
@@ -577,15 +346,15 @@ def _propagate(S, todo):
         for b in range(3):
             x = x0 if b == 0 else (x1 if b == 1 else x2)
             solved = x & (
-                (np.int64(_popcnt(x & 511) == 1) * 511)
-                | (np.int64(_popcnt(x & (511 << 9)) == 1) * (511 << 9))
-                | (np.int64(_popcnt(x & (511 << 18)) == 1) * (511 << 18))
+                (np.int64(popcnt(x & 511) == 1) * 511)
+                | (np.int64(popcnt(x & (511 << 9)) == 1) * (511 << 9))
+                | (np.int64(popcnt(x & (511 << 18)) == 1) * (511 << 18))
             )
             u = np.int64(S[27 + b])
             new = solved & u
             if new != 0:
                 S[27 + b] = u & ~new
-                later |= _place_in_band(S, b * 9, new, d, x) & ~(todo | (np.int64(1) << d))
+                later |= place_in_band(S, b * 9, new, d, x) & ~(todo | (np.int64(1) << d))
     return True
 
 
@@ -632,15 +401,15 @@ def _stall(S, pick):
             return -1
         sing = c1 & ~c2 & np.int64(S[27 + b])
         while sing != 0:
-            i = _cttz(sing)
+            i = cttz(sing)
             bit = np.int64(1) << i
             sing &= sing - 1
             # the one board that holds the cell (no branch per board), or none when an
             # earlier single of the band took its last candidate
-            dm = _band_hits(S, base, bit)
+            dm = band_hits(S, base, bit)
             if dm == 0:
                 return -1
-            s = base + _cttz(dm)
+            s = base + cttz(dm)
             S[s] = np.int64(S[s]) & PEER_KEEP[i]
             todo |= dm
     if todo != 0:
@@ -698,11 +467,11 @@ def _stall(S, pick):
     idx = 0
     for m in range(3):
         mb = np.int64(0o111111111) << m
-        th = _popcnt(h0 & mb) + 2 * _popcnt(h1 & mb) + 4 * _popcnt(h2 & mb) + 8 * _popcnt(h3 & mb)
-        th += 4 * (th - _popcnt(f0 & mb) - 2 * _popcnt(f1 & mb))
+        th = popcnt(h0 & mb) + 2 * popcnt(h1 & mb) + 4 * popcnt(h2 & mb) + 8 * popcnt(h3 & mb)
+        th += 4 * (th - popcnt(f0 & mb) - 2 * popcnt(f1 & mb))
         ms = np.int64(0o007007007) << (3 * m)
-        tv = _popcnt(v0 & ms) + 2 * _popcnt(v1 & ms) + 4 * _popcnt(v2 & ms) + 8 * _popcnt(v3 & ms)
-        tv += 4 * (tv - _popcnt(g0 & ms) - 2 * _popcnt(g1 & ms))
+        tv = popcnt(v0 & ms) + 2 * popcnt(v1 & ms) + 4 * popcnt(v2 & ms) + 8 * popcnt(v3 & ms)
+        tv += 4 * (tv - popcnt(g0 & ms) - 2 * popcnt(g1 & ms))
         if th > 27 and th < best:
             best = th
             kind = 0
@@ -726,7 +495,7 @@ def _choose_branch(S, kind, idx, pick):
     fewest = 10
     digit = 0
     for d in range(9):
-        c = _popcnt(np.int64(S[(AT_H if kind == 0 else AT_K) + d]) & mask)
+        c = popcnt(np.int64(S[(AT_H if kind == 0 else AT_K) + d]) & mask)
         if c >= 4 and c < fewest:
             fewest = c
             digit = d
@@ -738,7 +507,7 @@ def _choose_branch(S, kind, idx, pick):
     entry = np.int64(FIRST9[mat]) & ~_forced(mat)
     pick[1] = idx
     pick[2] = digit
-    pick[3] = _cttz(entry)
+    pick[3] = cttz(entry)
 
 
 @compiled.helper(inline="always")
@@ -782,28 +551,28 @@ def _setup(grids, p, S):
     at = p * 81
     # bit i set when cell i of the band holds a given (one 32-byte compare per band; the
     # last band is read from byte 49 so as not to read past the grid)
-    giv0 = _byte_mask32(grids, at, 1, 9) & ALL27
-    giv1 = _byte_mask32(grids, at + 27, 1, 9) & ALL27
-    giv2 = _byte_mask32(grids, at + 49, 1, 9) >> 5
+    giv0 = byte_mask32(grids, at, 1, 9) & ALL27
+    giv1 = byte_mask32(grids, at + 27, 1, 9) & ALL27
+    giv2 = byte_mask32(grids, at + 49, 1, 9) >> 5
     S[27] = ALL27 & ~giv0
     S[28] = ALL27 & ~giv1
     S[29] = ALL27 & ~giv2
     n_cells = 0
     n_units = 0
     for d in range(9):
-        g0 = _byte_mask32(grids, at, d + 1, d + 1) & ALL27
-        g1 = _byte_mask32(grids, at + 27, d + 1, d + 1) & ALL27
-        g2 = _byte_mask32(grids, at + 49, d + 1, d + 1) >> 5
+        g0 = byte_mask32(grids, at, d + 1, d + 1) & ALL27
+        g1 = byte_mask32(grids, at + 27, d + 1, d + 1) & ALL27
+        g2 = byte_mask32(grids, at + 49, d + 1, d + 1) >> 5
         cols = _columns(g0) | _columns(g1) | _columns(g2)
-        n_units += _popcnt(cols)
+        n_units += popcnt(cols)
         for b in range(3):
             g = g0 if b == 0 else (g1 if b == 1 else g2)
             giv = giv0 if b == 0 else (giv1 if b == 1 else giv2)
             mr = _minirows(g)
             rows = (mr | (mr >> 3) | (mr >> 6)) & 0x40201
             boxes = (mr | (mr >> 9) | (mr >> 18)) & 0o111
-            n_cells += _popcnt(g)
-            n_units += _popcnt(rows) + _popcnt(boxes)
+            n_cells += popcnt(g)
+            n_units += popcnt(rows) + popcnt(boxes)
             out = _spread(cols) | (rows * 511) | _spread(boxes * 7) | giv
             S[b * 9 + d] = (ALL27 & ~out) | g
     # as many distinct rows, columns and boxes as givens, for every digit
@@ -831,12 +600,12 @@ def _extract(S, out, p):
     """Write the solved node as digits, 32 bytes at a time from the bit planes."""
     at = p * 81
     a0, a1, a2, a3 = _digit_planes(S, 0)
-    _store_digits32(out, at, a0, a1, a2, a3)
+    store_digits32(out, at, a0, a1, a2, a3)
     a0, a1, a2, a3 = _digit_planes(S, 1)
-    _store_digits32(out, at + 27, a0, a1, a2, a3)
+    store_digits32(out, at + 27, a0, a1, a2, a3)
     # bytes 49..80 (so as not to write past the grid): the last 5 cells of band 1, band 2
     b0, b1, b2, b3 = _digit_planes(S, 2)
-    _store_digits32(
+    store_digits32(
         out,
         at + 49,
         (a0 >> 22) | (b0 << 5),
@@ -885,7 +654,7 @@ def _solve_one(grids, p, out, limit, S, pick, stack):
                 keep = S[s]
                 _assert_entry(S, kind, idx, d, e, False)
                 S[30] = np.int64(1) << d
-                _copy_row(stack, sp, S, 0)
+                copy_row(stack, sp, S, 0)
                 sp += 1
                 S[s] = keep
                 _assert_entry(S, kind, idx, d, e, True)
@@ -895,7 +664,7 @@ def _solve_one(grids, p, out, limit, S, pick, stack):
         if sp == 0:
             break
         sp -= 1
-        _copy_row(S, 0, stack, sp)
+        copy_row(S, 0, stack, sp)
         todo = np.int64(S[30])
     return nsol, guesses
 
@@ -908,12 +677,12 @@ def _solve_all(grids, limit, out, nsol, nguess, cycles, S, pick, stack):
     this loop never calls): the state arrays cost no bookkeeping per puzzle or node."""
     timed = cycles.shape[0] == grids.shape[0]
     for p in range(grids.shape[0]):
-        t0 = _rdcycle() if timed else 0
+        t0 = rdcycle() if timed else 0
         ns, g = _solve_one(grids, p, out, limit, S, pick, stack)
         nsol[p] = ns
         nguess[p] = g
         if timed:
-            cycles[p] = _rdcycle() - t0
+            cycles[p] = rdcycle() - t0
 
 
 # --------------------------------------------------------------------------------------
@@ -962,7 +731,7 @@ def warm_up() -> None:
 @compiled.kernel("() -> i8")
 def read_cycles() -> int:
     """The CPU's cycle counter now, as the timed kernel reads it (0 where there is none)."""
-    return _rdcycle()
+    return rdcycle()
 
 
 def cycles_per_us(window: float = 0.02) -> float | None:
