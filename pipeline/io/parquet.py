@@ -17,7 +17,15 @@ import numpy as np
 
 from pipeline.errors import InputChanged, InputError
 from pipeline.io import records
-from pipeline.io.shape import PUZZLE_NAMES, SOLUTION_NAMES, Shape, looks_like_puzzle, unique_name
+from pipeline.io.shape import (
+    PUZZLE_NAMES,
+    SOLUTION_NAMES,
+    Shape,
+    find_column,
+    looks_like_puzzle,
+    no_puzzle_column,
+    unique_name,
+)
 from pipeline.io.storage import Location
 
 MAGIC = b"PAR1"
@@ -39,27 +47,14 @@ def detect(loc: Location, name: str, puzzle_column: str | None, solution_column:
     except Exception as exc:  # pyarrow says "not Parquet" in many ways
         raise InputError(f"{name}: not a readable Parquet file ({exc})") from None
     names = list(f.schema_arrow.names)
-    lowered = [n.lower() for n in names]
-
-    def find(wanted: str | None, defaults: tuple[str, ...], what: str) -> int | None:
-        if wanted is not None:
-            for cands in (names, lowered):
-                key = wanted if cands is names else wanted.lower()
-                if key in cands:
-                    return cands.index(key)
-            raise InputError(f"{name}: no {what} column '{wanted}' (columns: {', '.join(names)})")
-        return next((lowered.index(d) for d in defaults if d in lowered), None)
-
-    puzzle = find(puzzle_column, PUZZLE_NAMES, "puzzle")
+    puzzle = find_column(names, puzzle_column, PUZZLE_NAMES, "puzzle", name)
     if puzzle is None and f.metadata.num_row_groups:
         first = f.read_row_group(0).slice(0, 50)
         puzzle = next((i for i, col in enumerate(first.columns)
                        if any(looks_like_puzzle(v) for v in _strings(col))), None)
     if puzzle is None:
-        raise InputError(f"{name}: no puzzle column found (none is named "
-                         f"{'/'.join(PUZZLE_NAMES[:6])} and none holds 81-character "
-                         f"puzzles; columns: {', '.join(names)})")
-    solution = find(solution_column, SOLUTION_NAMES, "solution")
+        raise no_puzzle_column(name, names)
+    solution = find_column(names, solution_column, SOLUTION_NAMES, "solution", name)
     if solution == puzzle:
         solution = None
     taken: set[str] = set()

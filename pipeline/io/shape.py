@@ -192,31 +192,15 @@ def _csv(head: bytes, start: int, at_end: bool, name: str, puzzle_column: str | 
         names = [f"column_{i + 1}" for i in range(len(first))]
         data = parsed
         data_start = first_start  # leading blank and '#' lines are the preamble
-    lowered = [n.lower() for n in names]
-
-    def find(wanted: str | None, defaults: tuple[str, ...], what: str) -> int | None:
-        if wanted is not None:
-            if wanted in names:
-                return names.index(wanted)
-            if wanted.lower() in lowered:
-                return lowered.index(wanted.lower())
-            raise InputError(f"{name}: no {what} column '{wanted}' (columns: {', '.join(names)})")
-        for d in defaults:
-            if d in lowered:
-                return lowered.index(d)
-        return None
-
-    puzzle = find(puzzle_column, PUZZLE_NAMES, "puzzle")
+    puzzle = find_column(names, puzzle_column, PUZZLE_NAMES, "puzzle", name)
     if puzzle is None:
         puzzle = next((i for i in range(len(names))
                        if any(i < len(r) and looks_like_puzzle(r[i]) for r in data)), None)
         if puzzle is None and not data:
             puzzle = 0
         if puzzle is None:
-            raise InputError(
-                f"{name}: no puzzle column found (none is named {'/'.join(PUZZLE_NAMES[:6])} "
-                f"and none holds 81-character puzzles; columns: {', '.join(names)})")
-    solution = find(solution_column, SOLUTION_NAMES, "solution")
+            raise no_puzzle_column(name, names)
+    solution = find_column(names, solution_column, SOLUTION_NAMES, "solution", name)
     if solution is None and not header:
         solution = next((i for i in range(len(names)) if i != puzzle and data
                          and all(i < len(r) and looks_like_puzzle(r[i]) and "0" not in r[i]
@@ -232,6 +216,29 @@ def _csv(head: bytes, start: int, at_end: bool, name: str, puzzle_column: str | 
     return Shape("csv", n_fields=len(names), puzzle_field=puzzle, solution_field=solution,
                   header=header, carried=tuple(carried), columns=tuple(names), start=start,
                   data_start=data_start, quoted=quoted, guessed=guessed)
+
+
+def find_column(names: list[str], wanted: str | None, defaults: tuple[str, ...], what: str,
+                file_name: str) -> int | None:
+    """The index of the column asked for (exactly, else ignoring case; InputError when there
+    is none), or of the first known name among `defaults` (None when none is there): the
+    one rule of CSV headers and Parquet schemas."""
+    lowered = [n.lower() for n in names]
+    if wanted is not None:
+        if wanted in names:
+            return names.index(wanted)
+        if wanted.lower() in lowered:
+            return lowered.index(wanted.lower())
+        raise InputError(f"{file_name}: no {what} column '{wanted}' "
+                         f"(columns: {', '.join(names)})")
+    return next((lowered.index(d) for d in defaults if d in lowered), None)
+
+
+def no_puzzle_column(file_name: str, names: list[str]) -> InputError:
+    """The error of an input in which no column holds the puzzles."""
+    return InputError(f"{file_name}: no puzzle column found (none is named "
+                      f"{'/'.join(PUZZLE_NAMES[:6])} and none holds 81-character puzzles; "
+                      f"columns: {', '.join(names)})")
 
 
 def unique_name(name: str, taken: set[str], reserved: frozenset[str] | set[str] = frozenset()
