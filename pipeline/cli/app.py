@@ -20,6 +20,7 @@ from pipeline.cli import progress as progress_mod
 from pipeline.errors import UsageError
 from pipeline.job.settings import COMPRESSIONS, DEFAULTS, EXECUTORS, LOG_LEVELS
 from pipeline.sudoku.status import STATUS_NAMES, parse_statuses
+from pipeline.tools.terminal import visible
 
 app = typer.Typer(
     name="pipeline",
@@ -179,14 +180,14 @@ def run(
     if json_out:
         typer.echo(json.dumps(summary.as_dict()))
     elif summary.already_done and not quiet:
-        typer.echo(f"pipeline: already done: {summary.output} holds this run "
+        typer.echo(f"pipeline: already done: {visible(summary.output)} holds this run "
                    f"({summary.rows:,} rows)", err=True)
     elif show:
         progress_mod.print_table(summary)
     failing = (f"finished, but found {', '.join(summary.failing)} rows (--fail-on): "
                if summary.failing else "")
     if not quiet and not json_out and not summary.already_done and (failing or not show):
-        typer.echo(f"pipeline: {failing}{summary.line()}", err=True)  # one line, always
+        typer.echo(f"pipeline: {failing}{visible(summary.line())}", err=True)  # one line
     if summary.failing:
         raise typer.Exit(summary.exit_code)
 

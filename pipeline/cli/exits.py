@@ -34,6 +34,7 @@ from pipeline.errors import (
 )
 from pipeline.execute import lifecycle
 from pipeline.io.storage import scrub
+from pipeline.tools.terminal import visible
 
 EXIT_CODES: dict[type[PipelineError], int] = {
     UsageError: 2, InputError: 2, OutputBusy: 2, DefinitionMismatch: 2,
@@ -53,7 +54,7 @@ def exit_code(exc: PipelineError) -> int:
 
 def say(message: str) -> None:
     """A failure's one line on stderr."""
-    click.echo(f"pipeline: error: {scrub(message)}", err=True)
+    click.echo(f"pipeline: error: {visible(scrub(message))}", err=True)
 
 
 def stopped(signum: int) -> None:
@@ -97,6 +98,6 @@ def main() -> None:
         stopped(getattr(stop, "signum", signal.SIGINT))
     except Exception as exc:  # the last line of defence: one line, no traceback
         logging.getLogger("pipeline").debug("internal error", exc_info=True)
-        typer.echo(f"pipeline: internal error: {type(exc).__name__}: {exc}", err=True)
+        typer.echo(scrub(f"pipeline: internal error: {type(exc).__name__}: {exc}"), err=True)
         code = 3
     sys.exit(code if isinstance(code, int) else 0)

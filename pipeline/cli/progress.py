@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+from pipeline.tools.terminal import visible
+
 
 class Progress:
     """A bar on the terminal: rows, percent of the input's bytes, rows/s, time left."""
@@ -31,7 +33,10 @@ class Progress:
         self.bar.start()
 
     def start(self, out: str, resumed: int, total_bytes: int, done_bytes: int) -> None:
-        desc = f"solving into {out}" + (f" (resuming after {resumed:,} rows)" if resumed else "")
+        from rich.markup import escape
+
+        desc = f"solving into {escape(visible(out))}" + (
+            f" (resuming after {resumed:,} rows)" if resumed else "")
         self.bar.update(self.task, description=desc, total=max(total_bytes, 1),
                         completed=done_bytes)
 
@@ -54,8 +59,9 @@ def console():
 def print_table(summary) -> None:
     """A finished run's counts per status, and its one line."""
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title=f"run: {summary.output}", show_footer=True)
+    table = Table(title=Text(f"run: {visible(summary.output)}"), show_footer=True)
     table.add_column("status", footer="total")
     table.add_column("rows", justify="right", footer=f"{summary.rows:,}")
     table.add_column("share", justify="right")
@@ -64,4 +70,4 @@ def print_table(summary) -> None:
         table.add_row(name, f"{n:,}", share)
     out = console()
     out.print(table)
-    out.print(summary.line())
+    out.print(Text(visible(summary.line())))

@@ -68,7 +68,10 @@ class Input:
 
 
 def resolve(patterns: list[str]) -> list[str]:
-    """Expand globs (sorted; URLs too); a pattern that matches nothing is an input error."""
+    """Expand globs (sorted; URLs too); a pattern that matches nothing is an input error.
+
+    A glob means files, as fsspec's do, on local paths as at URLs: `**` is any depth of
+    folders (none included), and the folders a pattern also matches are not inputs."""
     found: list[str] = []
     for pattern in patterns:
         if pattern == "-":
@@ -76,12 +79,14 @@ def resolve(patterns: list[str]) -> list[str]:
         elif _url_glob(pattern):
             loc = Location(pattern)
             proto = pattern.split("://", 1)[0]
-            matches = sorted(loc.fs.glob(loc.path))
+            matches = sorted(p for p, info in loc.fs.glob(loc.path, detail=True).items()
+                             if info.get("type") != "directory")
             if not matches:
                 raise InputError(f"{loc.shown}: no file matches")
             found.extend(m if "://" in m else f"{proto}://{m}" for m in matches)
         elif not storage.is_url(pattern) and glob.has_magic(pattern):
-            matches = sorted(glob.glob(pattern))
+            matches = sorted(p for p in glob.glob(pattern, recursive=True)
+                             if not os.path.isdir(p))
             if not matches:
                 raise InputError(f"{pattern}: no file matches")
             found.extend(matches)
@@ -100,6 +105,16 @@ def resolve(patterns: list[str]) -> list[str]:
             seen.add(key)
             unique.append(p)
     return unique
+
+
+def outside(inputs: list[str], folder: Location) -> tuple[list[str], list[str]]:
+    """The inputs that are not inside `folder` (an output folder is never an input), and
+    those that are."""
+    keep, inside = [], []
+    for given in inputs:
+        (inside if given != "-" and storage.within(Location(given), folder) else keep
+         ).append(given)
+    return keep, inside
 
 
 def _url_glob(pattern: str) -> bool:
@@ -239,19 +254,31 @@ def spill(source, dest: Location, gzipped: bool, name: str, rows: int = 0,
           shape: Shape | None = None) -> int:
     """Copy a stream (decompressing gzip) into `dest`, whole or, with `rows`, up to the end of
     its rows-th row (by `shape`'s rules); the copy's size. Runs where the bytes are."""
-    def copy(f) -> None:
-        src = gzip.GzipFile(fileobj=source, mode="rb") if gzipped else source
-        try:
-            if rows and shape is not None:
-                _copy_rows(src, f, rows, shape)
-                return
-            while block := src.read(records.BLOCK):
-                f.write(block)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise InputError(f"{name}: read failed ({exc})") from None
+    src = _Reading(gzip.GzipFile(fileobj=source, mode="rb") if gzipped else source, name)
+
+    def copy(f) -> None:  # a failed write is the store's: write_atomic says so, naming it
+        if rows and shape is not None:
+            _copy_rows(src, f, rows, shape)
+            return
+        while block := src.read(records.BLOCK):
+            f.write(block)
 
     dest.write_atomic(copy)
     return dest.size()
+
+
+class _Reading:
+    """A stream whose read errors are the input's: InputError naming it (a copy's failed
+    writes are not: they are the store's, and say so)."""
+
+    def __init__(self, stream, name: str):
+        self.stream, self.name = stream, name
+
+    def read(self, n: int = -1) -> bytes:
+        try:
+            return self.stream.read(n)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputError(f"{self.name}: read failed ({exc})") from None
 
 
 def spill_stream(raw, dest: Location, inp: Input, rows: int = 0) -> None:

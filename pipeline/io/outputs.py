@@ -56,14 +56,47 @@ def check_output(output: str, run_dir=None, is_folder: bool = False) -> Location
     return loc
 
 
+# Spreadsheets read a cell that starts with one of these as a formula (OWASP, "CSV
+# Injection"): in a CSV such a cell gets a leading apostrophe, which they show as text.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def defuse(text: str) -> str:
+    """A CSV cell a spreadsheet will not run as a formula."""
+    return f"'{text}" if text.startswith(FORMULA_START) else text
+
+
+def _defused(table):
+    """A table's strings (values and column names) defused for a CSV."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    pattern = "^[" + re.escape("".join(FORMULA_START)) + "]"
+    columns = []
+    for col in table.columns:
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            risky = pc.match_substring_regex(col, pattern)
+            col = pc.if_else(risky, pc.binary_join_element_wise("'", col, ""), col)
+        columns.append(col)
+    return pa.table(columns, names=[defuse(n) for n in table.column_names])
+
+
 class TableWriter:
-    """Record batches into one binary file as Parquet (zstd) or CSV (header, gzip too)."""
+    """Record batches into one binary file as Parquet (zstd) or CSV (header, gzip too).
+
+    In a CSV, cells (and column names) that a spreadsheet would run as a formula are
+    defused with a leading apostrophe (`defuse`): dedup's and split's outputs come from
+    carried values and file names anybody may have written."""
 
     def __init__(self, f, fmt: str, schema):
+        import pyarrow as pa
         import pyarrow.csv as pacsv
         import pyarrow.parquet as pq
 
         self._gz = None
+        self._csv = fmt != "parquet"
+        if self._csv:
+            schema = pa.schema([f.with_name(defuse(f.name)) for f in schema])
         if fmt == "parquet":  # the parts' own options: zstd 1, dictionaries where they pay
             self._w = pq.ParquetWriter(f, schema, **write_options(schema.names))
         else:
@@ -83,7 +116,7 @@ class TableWriter:
 
     def write(self, table) -> None:
         if table.num_rows:
-            self._w.write(table)
+            self._w.write(_defused(table) if self._csv else table)
             self.rows += table.num_rows
 
     def close(self) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import hashlib
 import json
 import logging
 import os
@@ -97,6 +98,7 @@ class Previous:
     finished: bool
     foreign: list[str]  # names that are not ours
     parts: list[str]
+    unreadable: str = ""  # why its manifest.json cannot be read, if it cannot
 
 
 class RunFolder:
@@ -130,6 +132,9 @@ class RunFolder:
             except OSError as exc:
                 raise RunFailed(f"cannot create output folder {self.shown}: {why(exc)}") from None
         else:
+            if not self.loc.store_exists():
+                raise UsageError(f"--output {self.shown}: its bucket does not exist (a run "
+                                 "makes its folder, not a bucket)")
             self.loc.makedirs()
 
     def lock(self, holder: str) -> None:
@@ -172,15 +177,17 @@ class RunFolder:
 
     def previous(self) -> Previous:
         names = self.loc.listdir()
-        manifest = None
+        manifest, unreadable = None, ""
         if MANIFEST in names:
             try:
                 manifest = json.loads(self.loc.child(MANIFEST).read_bytes())
-            except (OSError, ValueError):
-                manifest = None
+                if not isinstance(manifest, dict):
+                    raise ValueError("not a JSON object")
+            except (OSError, ValueError) as exc:
+                manifest, unreadable = None, str(exc).splitlines()[0] if str(exc) else "?"
         foreign = [n for n in names if n not in OURS and not n.endswith(".tmp")]
         parts = [n for n in self.results.listdir() if is_part(n)]
-        return Previous(manifest, SUCCESS in names, foreign, parts)
+        return Previous(manifest, SUCCESS in names, foreign, parts, unreadable)
 
     def state(self, definition: dict | None, overwrite: bool, resumable: bool) -> str:
         """'fresh', 'resume' or 'done'; clears the folder first under --overwrite.
@@ -195,7 +202,9 @@ class RunFolder:
         if same and not overwrite:
             return "done" if prev.finished else "resume"
         if not overwrite:
-            if before is None:
+            if prev.unreadable:
+                why_not = f"holds a {MANIFEST} that cannot be read ({prev.unreadable})"
+            elif before is None:
                 shown = ", ".join(sorted(prev.foreign)[:3]) or "results"
                 why_not = f"holds other files ({shown})"
             elif not resumable:
@@ -221,9 +230,10 @@ class RunFolder:
                 if name.endswith(".tmp"):
                     folder.child(name).remove()
 
-    def done_parts(self, expected: dict[int, tuple[int, str]]) -> set[int]:
-        """Parts that are whole and belong to this plan ({part: (rows, digest)}); any other
-        file under results/ is removed, with a log line for a part that was not whole."""
+    def done_parts(self, expected: dict[int, tuple[int, str]], definition: str) -> set[int]:
+        """Parts that are whole and belong to this plan ({part: (rows, digest)}) and to a
+        run of this definition (definition_digest); any other file under results/ is
+        removed, with a log line for a part that was not whole."""
         names = [name for name in self.results.listdir() if is_part(name)]
         if not names:  # a fresh run: no pyarrow needed yet
             return set()
@@ -249,6 +259,8 @@ class RunFolder:
                     reason = "not a range of this run's plan"
                 elif meta.num_rows != want[0] or info.get("digest") != want[1]:
                     reason = f"holds {meta.num_rows} rows of another range"
+                elif info.get("definition") != definition:
+                    reason = "was made by another run (other options or inputs)"
             except Exception as exc:  # a torn or foreign file: pyarrow says it any way it can
                 reason = f"cannot be read whole ({type(exc).__name__})"
             if reason is None:
@@ -297,18 +309,50 @@ class RunFolder:
                              columns=columns)
 
 
-def write_part(results: Location, r: Range, table, compression: str = "zstd") -> None:
-    """A part, whole or absent, its range in its footer: RunFailed (exit 3) when the store
-    refuses it; `compression` is its grid columns' codec (schema.write_options)."""
+def definition_digest(definition: dict) -> str:
+    """A short hash of a run's definition, which every part of the run carries."""
+    text = json.dumps(definition, sort_keys=True, default=str)
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+@dataclass(frozen=True)
+class Fence:
+    """What a part's writer checks just before the part appears: that the folder is still
+    this run's (its manifest names the run) and not finished. A task of an earlier run
+    that comes back late (a worker that was stopped, a task Dask ran twice) then writes
+    nothing into a folder another run has taken over or finished."""
+
+    folder: Location
+    run_id: str
+
+    def check(self) -> None:
+        try:
+            manifest = json.loads(self.folder.child(MANIFEST).read_bytes())
+        except (OSError, ValueError):
+            manifest = {}
+        if manifest.get("run_id") != self.run_id:
+            raise RunFailed(f"{self.folder.shown} is no longer run {self.run_id}'s: its part "
+                            "is not written")
+        if self.folder.child(SUCCESS).exists():
+            raise RunFailed(f"{self.folder.shown} is finished: a late part is not written")
+
+
+def write_part(results: Location, r: Range, table, compression: str = "zstd",
+               definition: str = "", fence: Fence | None = None) -> None:
+    """A part, whole or absent, its range and its run's definition in its footer: RunFailed
+    (exit 3) when the store refuses it, or when `fence` says the folder is no longer its
+    run's; `compression` is its grid columns' codec (schema.write_options)."""
     import pyarrow.parquet as pq
 
     meta = json.dumps({"input": r.input, "start": r.start, "end": r.end,
-                       "first_row": r.first_row, "rows": r.rows, "digest": r.digest})
+                       "first_row": r.first_row, "rows": r.rows, "digest": r.digest,
+                       "definition": definition})
     table = table.replace_schema_metadata({PART_META: meta.encode()})
     options = write_options(table.column_names, compression)
     loc = results.child(part_name(r.part))
     try:
-        loc.write_atomic(lambda f: pq.write_table(table, f, **options), sync_folder=False)
+        loc.write_atomic(lambda f: pq.write_table(table, f, **options), sync_folder=False,
+                         before_publish=fence.check if fence is not None else None)
     except RunFailed:
         raise
     except OSError as exc:

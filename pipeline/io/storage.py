@@ -49,11 +49,30 @@ def redact(text: str) -> str:
 
 _USERINFO = re.compile(r"\b([a-zA-Z][\w+.-]*://)[^/\s@]*@")
 _QUERY = re.compile(r"\b([a-zA-Z][\w+.-]*://[^\s?#'\"]*)[?#][^\s'\"]*")
+_SECRETS: set[str] = set()  # the secrets of every URL this process was given
 
 
 def scrub(text: str) -> str:
-    """Any text with the secrets of the URLs in it removed (for messages from libraries)."""
-    return _QUERY.sub(r"\1", _USERINFO.sub(r"\1", text))
+    """Any text with the secrets of URLs removed: a URL's user:password@, query and
+    fragment, and any secret of a URL given to this process wherever it appears (a
+    library may quote one without its URL: 'Invalid bucket name "KEY:SECRET@bucket"')."""
+    text = _QUERY.sub(r"\1", _USERINFO.sub(r"\1", text))
+    for secret in _SECRETS:
+        text = text.replace(secret, "***")
+    return text
+
+
+def _remember_secrets(text: str) -> None:
+    """Note the secrets a URL carries, so that scrub() removes them anywhere."""
+    parts = urlsplit(text)
+    found = [parts.username, parts.password, parts.query, parts.fragment]
+    found += [v for _, _, v in (q.partition("=") for q in parts.query.split("&"))]
+    if "@" in parts.netloc:
+        found.append(parts.netloc.rsplit("@", 1)[0])
+    _SECRETS.update(s for s in found if s and len(s) >= 4)
+
+
+OBJECT_STORES = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl")
 
 
 def why(exc: OSError) -> str:
@@ -71,6 +90,14 @@ class Location:
     def __init__(self, text: str):
         self.url = text
         self.local = not is_url(text) or text.startswith("file://")
+        if not self.local:
+            _remember_secrets(text)
+            parts = urlsplit(text)
+            if "@" in parts.netloc and parts.scheme.lower() in OBJECT_STORES:
+                raise UsageError(
+                    f"{redact(text)}: credentials in the URL (user:password@) are not used "
+                    f"by {parts.scheme}://; give them as its library expects (for S3: "
+                    "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or ~/.aws)")
         if self.local:
             raw = text[len("file://"):] if text.startswith("file://") else text
             self.path = os.path.abspath(raw)
@@ -89,6 +116,8 @@ class Location:
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._fs = None
+        if not self.local:
+            _remember_secrets(self.url)
 
     # fsspec -------------------------------------------------------------------------
 
@@ -207,6 +236,17 @@ class Location:
                 return "folder"
             return "file" if stat.S_ISREG(st.st_mode) else "stream"
         if urlsplit(self.url).scheme in ("http", "https"):
+            try:
+                self.fs.info(self.path)
+            except FileNotFoundError as exc:  # fsspec says so for every failure: which?
+                cause = exc.__cause__ or exc.__context__
+                if cause is None or getattr(cause, "status", None) in (404, 410):
+                    return "missing"
+                raise InputError(f"{self.shown}: cannot be read "
+                                 f"({scrub(str(cause)) or type(cause).__name__})") from None
+            except Exception as exc:  # refused, a TLS handshake with a plain server, ...
+                raise InputError(f"{self.shown}: cannot be read "
+                                 f"({scrub(str(exc)) or type(exc).__name__})") from None
             return "stream"
         try:
             info = self.fs.info(self.path)
@@ -244,6 +284,18 @@ class Location:
         except FileNotFoundError:
             return []
         return sorted({e.rstrip("/").rsplit("/", 1)[-1] for e in entries})
+
+    def store_exists(self) -> bool:
+        """Whether the bucket (or container) of an object-store URL exists; True for
+        anything else. A run creates its folder, never a bucket."""
+        if self.local or urlsplit(self.url).scheme.lower() not in OBJECT_STORES:
+            return True
+        try:
+            fs = self.fs  # (which also sets self.path, the URL's path for the store)
+            bucket = self.path.strip("/").split("/", 1)[0]
+            return bool(bucket) and fs.exists(bucket)
+        except OSError:
+            return False
 
     def makedirs(self) -> None:
         """Make the folder (and its parents); RunFailed with one line when that fails."""
@@ -283,16 +335,19 @@ class Location:
                 self.fs.rm(self.path, recursive=True)
 
     def write_atomic(self, data: bytes | Callable[[object], None],
-                     sync_folder: bool = True) -> None:
+                     sync_folder: bool = True,
+                     before_publish: Callable[[], None] | None = None) -> None:
         """Write a file whole or not at all (bytes, or a function writing to a binary file).
 
         RunFailed (exit 3) with one line naming the file when the store refuses. Locally the
         file is fsynced before its rename, and its folder after it unless `sync_folder` is
-        False (the caller then syncs the folder once for many files).
+        False (the caller then syncs the folder once for many files). `before_publish` is
+        called when the file is ready to appear under its name, and may still refuse it by
+        raising (then nothing appears).
         """
         try:
             if self.local:
-                _write_local(self.path, data, sync_folder)
+                _write_local(self.path, data, sync_folder, before_publish)
             else:
                 if callable(data):
                     import io
@@ -300,6 +355,8 @@ class Location:
                     buf = io.BytesIO()
                     data(buf)
                     data = buf.getvalue()
+                if before_publish is not None:
+                    before_publish()
                 self.fs.pipe_file(self.path, data)
         except OSError as exc:
             raise RunFailed(f"cannot write {self.shown}: {why(exc)}") from None
@@ -310,7 +367,7 @@ class Location:
             fsync_dir(self.path)
 
 
-def _write_local(path: str, data, sync_folder: bool = True) -> None:
+def _write_local(path: str, data, sync_folder: bool = True, before_publish=None) -> None:
     folder, name = os.path.split(path)
     # A name of its own per attempt: two attempts of one task may write at the same time.
     tmp = os.path.join(folder, f".{name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
@@ -322,6 +379,8 @@ def _write_local(path: str, data, sync_folder: bool = True) -> None:
                 f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        if before_publish is not None:
+            before_publish()
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -348,6 +407,20 @@ def fsync_dir(path: str) -> None:
 def stdin_stream():
     """Standard input as a binary stream."""
     return sys.stdin.buffer
+
+
+def within(loc: Location, folder: Location) -> bool:
+    """Whether `loc` is `folder` or inside it (the same store, a path under its path)."""
+    if loc.local != folder.local:
+        return False
+    if loc.local:
+        here, there = os.path.realpath(loc.path), os.path.realpath(folder.path)
+        return here == there or here.startswith(there.rstrip(os.sep) + os.sep)
+    a, b = urlsplit(loc.url), urlsplit(folder.url)
+    if (a.scheme, a.hostname, a.port) != (b.scheme, b.hostname, b.port):
+        return False
+    here, there = a.path.rstrip("/"), b.path.rstrip("/")
+    return here == there or here.startswith(there + "/")
 
 
 def as_location(text: str | Path | Location) -> Location:

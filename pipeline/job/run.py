@@ -27,20 +27,21 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from pipeline import testhooks
-from pipeline.errors import Interrupted, Stopped
+from pipeline.errors import InputError, Interrupted, Stopped
 from pipeline.execute import lifecycle
-from pipeline.io import runfolder, timestamps
+from pipeline.io import runfolder, schema, timestamps
 from pipeline.io.inputs import (
     Input,
     Replay,
     detect_spilled,
     open_input,
+    outside,
     resolve,
     spill_stream,
 )
 from pipeline.io.ranges import Range
 from pipeline.io.runfolder import RunFolder
-from pipeline.io.storage import Location
+from pipeline.io.storage import Location, redact
 from pipeline.job import RUNNER, logs, plan, schedule, stats
 from pipeline.job.settings import Settings
 from pipeline.job.summary import Summary
@@ -84,28 +85,37 @@ def _run(settings: Settings, hooks: Hooks) -> Summary:
     overwrite, quiet = settings.overwrite, settings.quiet
     given = resolve(settings.inputs)
     run_folder = RunFolder(Location(settings.run_folder(given[0])))
+    given, inside = outside(given, run_folder.loc)
+    if not given:
+        raise InputError(f"every input is inside the output folder {run_folder.shown}")
+    # Inputs first: one that cannot be used leaves no folder behind.
+    inputs = [open_input(g, i, settings.puzzle_column or None,
+                         settings.solution_column or None, schema.OURS,
+                         stdin=sys.stdin.buffer if g == "-" else None)
+              for i, g in enumerate(given)]
     run_folder.open()
     run_folder.lock(f"pid {os.getpid()} on {socket.gethostname()} since "
                     f"{timestamps.local()}")
     run_id = logs.new_run_id()
     try:
-        from pipeline.io import schema
-
-        inputs = [open_input(g, i, settings.puzzle_column or None,
-                                  settings.solution_column or None, schema.OURS,
-                                  stdin=sys.stdin.buffer if g == "-" else None)
-                  for i, g in enumerate(given)]
         resumable = not any(i.stream in ("stdin", "pipe") for i in inputs)
         if not resumable:  # nothing to compare with: the folder must be (made) fresh
             run_folder.state(None, overwrite, resumable=False)
         before = run_folder.previous()
         logs.hold(settings.log_level, quiet=quiet)
+        for path in inside:
+            log.warning("%s: inside the output folder, so not an input", redact(path))
         with _make_executor(settings) as executor:
             _spill(inputs, run_folder, executor, settings.limit)
             plan.plan_inputs(inputs, executor, settings.chunk_size, before.manifest)
             testhooks.pause("after-plan")
             definition = _definition(inputs, settings)
             state = run_folder.state(definition, overwrite, resumable) if resumable else "fresh"
+            if state == "done" and (missing := _not_whole(run_folder, inputs, definition)):
+                log.warning("%s is finished, but %s: those are made again", run_folder.shown,
+                            missing)
+                run_folder.child(runfolder.SUCCESS).remove()
+                state = "resume"
             if state == "done":
                 summary = Summary.from_stats(run_folder.read_stats())
                 summary.already_done = True
@@ -124,6 +134,23 @@ def _run(settings: Settings, hooks: Hooks) -> Summary:
     finally:
         logs.teardown()
         run_folder.unlock()
+
+
+def _not_whole(run_folder: RunFolder, inputs: list[Input], definition: dict) -> str:
+    """What a finished folder misses of its run (its parts, checked by their footers, and
+    its stats), in words; empty when nothing."""
+    ranges = [r for inp in inputs for r in inp.ranges]
+    missing = []
+    if ranges:  # (a run without rows has one empty part of no range)
+        done = run_folder.done_parts({r.part: (r.rows, r.digest) for r in ranges},
+                                     runfolder.definition_digest(definition))
+        missing = [r.part for r in ranges if r.part not in done]
+    words = []
+    if missing:
+        words.append(f"{len(missing)} of its {len(ranges)} parts are missing or not whole")
+    if run_folder.read_stats() is None:
+        words.append(f"its {runfolder.STATS} is missing")
+    return " and ".join(words)
 
 
 def _make_executor(settings: Settings):
@@ -183,14 +210,13 @@ def _definition(inputs: list[Input], settings: Settings) -> dict:
 
 def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, definition: dict,
              hooks: Hooks, executor, run_id: str, started: float, t0: float) -> Summary:
-    from pipeline.io import schema
-
     run_folder.remove_temporary()
     run_folder.results.makedirs()
     ranges = [r for inp in inputs for r in inp.ranges]
     by_part = {r.part: r for r in ranges}
     expected = {r.part: (r.rows, r.digest) for r in ranges}
-    done = run_folder.done_parts(expected)
+    digest = runfolder.definition_digest(definition)
+    done = run_folder.done_parts(expected, digest)
     tallies = [Tally() for _ in inputs]
     resumed = sum(r.rows for r in ranges if r.part in done)
     if done:
@@ -212,6 +238,7 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
     engine = [0.0, 0.0]  # the engine's seconds, and the CPU seconds it had
     part_seconds: list[float] = []  # engine µs per row of each part, for the stats
 
+    fence = runfolder.Fence(run_folder.loc, run_id)
     codec = settings.grid_codec(run_folder.loc.local)
 
     def tasks() -> Iterator[Solve]:
@@ -220,7 +247,8 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
                 if r.part not in done:
                     yield Solve(r, inp.location, inp.shape, inp.source, run_folder.results,
                                 tuple(carried), with_expected, settings.solution_limit,
-                                settings.timings, settings.canonical, codec)
+                                settings.timings, settings.canonical, codec,
+                                definition=digest, fence=fence)
 
     def on_done(figures: Figures) -> None:
         tallies[figures.input].merge(figures.tally)
@@ -252,8 +280,9 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
     if not ranges:
         # No rows at all: one empty part, so DIR/results still reads as a (0-row) table.
         runfolder.write_part(run_folder.results, Range(0, 0, 0, 0, 0, 0, ""),
-                   schema.results_schema(tuple(carried), with_expected,
-                                         settings.canonical).empty_table(), codec)
+                             schema.results_schema(tuple(carried), with_expected,
+                                                   settings.canonical).empty_table(), codec,
+                             digest)
     wall = time.perf_counter() - t0
     total = Tally()
     for t in tallies:

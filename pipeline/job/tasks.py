@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pipeline.io.ranges import Range
+from pipeline.io.runfolder import Fence
 from pipeline.io.shape import Shape
 from pipeline.io.storage import Location
 from pipeline.job.tally import Tally
@@ -45,6 +46,8 @@ class Solve:
     compression: str = "zstd"  # the grid columns' codec (schema.write_options)
     window: tuple[int, int] | None = None  # a probe: solve these rows only, write nothing
     poisoned: tuple[tuple[int, str], ...] = ()  # (row in range, reason): error, not solved
+    definition: str = ""  # the run's definition_digest, carried by the part
+    fence: Fence | None = None  # checked just before the part appears
 
     def __str__(self) -> str:
         r = self.range

@@ -215,7 +215,8 @@ def solve(task: Solve) -> Figures:
     table = schema.results_table(
         schema.results_schema(task.carried, task.expected, task.canonical), task.source,
         r.first_row, rows.columns, outcome, grades, solve_us, forms)
-    runfolder.write_part(task.results, r, table, task.compression)
+    runfolder.write_part(task.results, r, table, task.compression, task.definition,
+                         task.fence)
     done = time.perf_counter()
     figures.seconds = done - started
     figures.cpu_seconds = time.process_time() - cpu

@@ -26,6 +26,7 @@ from pipeline.io.storage import Location
 from pipeline.sudoku.grade import GRADES
 from pipeline.sudoku.status import STATUS_NAMES
 from pipeline.tools.charts import bar_chart, empty, esc, heat_map, line_chart, short, stacked_hbars
+from pipeline.tools.terminal import visible
 
 REPORT = "report.html"
 STATUS_COLORS = {
@@ -370,10 +371,15 @@ def _sources_table(data: RunData) -> str:
 def print_terminal(data: RunData, html_path: str | None, console=None) -> None:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     console = console or Console()
-    state = "finished" if data.finished else "[bold yellow]UNFINISHED[/] (no _SUCCESS)"
-    table = Table(title=f"run {data.folder} — {state}", show_footer=True)
+    title = Text(f"run {visible(data.folder)} — ")
+    title.append("finished" if data.finished else "UNFINISHED", style=None if data.finished
+                 else "bold yellow")
+    if not data.finished:
+        title.append(" (no _SUCCESS)")
+    table = Table(title=title, show_footer=True)
     table.add_column("status", footer="total")
     table.add_column("rows", justify="right", footer=f"{data.rows:,}")
     table.add_column("share", justify="right")
@@ -400,12 +406,12 @@ def print_terminal(data: RunData, html_path: str | None, console=None) -> None:
         for c in cols:
             per.add_column(c, justify="right")
         for name, c in data.sources:
-            per.add_row(name, *[f"{c.get(s, 0):,}" for s in cols])
+            per.add_row(Text(visible(name)), *[f"{c.get(s, 0):,}" for s in cols])
         console.print(per)
     for reason, n in data.reasons[:3]:
-        console.print(f"  {n:,} x {reason}", markup=False, highlight=False)
+        console.print(Text(f"  {n:,} x {visible(reason)}"))
     if html_path is not None:
-        console.print(f"report: {html_path}", markup=False, highlight=False)
+        console.print(Text(f"report: {visible(html_path)}"))
 
 
 def main(folder: str, html_out: str | None = None, no_html: bool = False,

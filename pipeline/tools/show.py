@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import polars as pl
 
 from pipeline.io import runfolder
+from pipeline.tools.terminal import visible
 
 
 def main(folder: str, statuses: list[str], limit: int = 20, fmt: str = "table") -> int:
@@ -23,24 +25,27 @@ def main(folder: str, statuses: list[str], limit: int = 20, fmt: str = "table") 
     total = matched.height
     frame = matched.head(limit) if limit else matched
     if fmt == "csv":
-        print(frame.write_csv(), end="")
+        text = frame.write_csv()
+        print(visible(text) if sys.stdout.isatty() else text, end="")
     elif fmt == "json":
         for row in frame.iter_rows(named=True):
             print(json.dumps(row))
     else:
         from rich.console import Console
         from rich.table import Table
+        from rich.text import Text
 
         which = ", ".join(statuses[:-1]) + " or " + statuses[-1] if len(statuses) > 1 \
             else statuses[0]
+        where = visible(run.shown)
         if total == 0:
-            Console().print(f"no row of {run.shown} is {which}", highlight=False)
+            Console().print(Text(f"no row of {where} is {which}"))
             return 0
-        table = Table(title=f"{frame.height:,} of {total:,} rows of {run.shown} ({which})",
+        table = Table(title=Text(f"{frame.height:,} of {total:,} rows of {where} ({which})"),
                       title_justify="left")
         for name in frame.columns:
             table.add_column(name, overflow="fold")
-        for row in frame.iter_rows():
-            table.add_row(*["" if v is None else str(v) for v in row])
+        for row in frame.iter_rows():  # Text: data is never markup
+            table.add_row(*[Text("" if v is None else visible(str(v))) for v in row])
         Console().print(table)
     return 0
