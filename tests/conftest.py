@@ -1,6 +1,10 @@
 """Shared fixtures: the shared data sets, a command-line runner, known puzzles, result readers.
 
-Fixtures an engineer needs only in their own tests belong in their own test files.
+Fixtures an engineer needs only in their own tests belong in their own test files; helpers
+(not fixtures) that several test files share are in helpers.py.
+
+The tests mirror the package: tests/<layer>/test_<module>.py for one module's behaviour,
+tests/e2e/test_<promise>.py for a promise of the README end to end, each in one place.
 """
 
 from __future__ import annotations
@@ -19,6 +23,11 @@ import pytest
 
 from pipeline import compiled
 from pipeline.execute.local import Executor
+
+# pytest imports this file by its path (--import-mode=importlib: as tests.conftest); the
+# test files import it by name (`from conftest import PUZZLE`: tests/ is on the path). One
+# module for both, not two copies.
+sys.modules.setdefault("conftest", sys.modules[__name__])
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_CSV = REPO / "data" / "sample.csv"
