@@ -2,7 +2,8 @@
 
 The tasks are real (pipeline.job.worker runs them, reading a real file and writing real parts);
 the executor is scripted: it runs them here, and a task that reaches the poison puzzle
-either raises (the engine failed) or is reported lost (its worker died).
+either raises (the engine failed) or is reported lost (its worker died). And run_all, which
+shares tasks between this process and the workers without losing or repeating one.
 """
 
 from __future__ import annotations
