@@ -1,6 +1,10 @@
 """Shared fixtures: the shared data sets, a command-line runner, known puzzles, result readers.
 
-Fixtures an engineer needs only in their own tests belong in their own test files.
+Fixtures an engineer needs only in their own tests belong in their own test files; helpers
+(not fixtures) that several test files share are in helpers.py.
+
+The tests mirror the package: tests/<layer>/test_<module>.py for one module's behaviour,
+tests/e2e/test_<promise>.py for a promise of the README end to end, each in one place.
 """
 
 from __future__ import annotations
@@ -20,6 +24,13 @@ import pytest
 from pipeline import compiled
 from pipeline.execute.local import Executor
 
+# pytest imports this file by its path (--import-mode=importlib: as tests.conftest); the
+# test files import it by name (`from conftest import PUZZLE`: tests/ is on the path). One
+# module for both, not two copies.
+sys.modules.setdefault("conftest", sys.modules[__name__])
+# helpers.py's asserts say what they compared, as a test's own do.
+pytest.register_assert_rewrite("helpers")
+
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_CSV = REPO / "data" / "sample.csv"
 
@@ -29,6 +40,10 @@ SOLUTION = "47138295698564127326359741863891574259287436114726389572415863985673
 # The Valid Sudoku / Sudoku Solver example board, as one line, and its solution.
 LEET = "53..7....6..195....98....6.8...6...34..8.3..17...2...6.6....28....419..5....8..79"
 LEET_SOLUTION = "534678912672195348198342567859761423426853791713924856961537284287419635345286179"
+# Givens that repeat no digit, yet square 9 of grid row 1 has no candidate left; a full grid
+# with the digit of its first square twice in grid row 1.
+UNSOLVABLE = "12345678." + "........9" + "." * 63
+BAD_FULL = SOLUTION[0] * 2 + SOLUTION[2:]
 
 
 # The ahead-of-time module of pipeline.compiled (`make kernels`), loaded in this process.
@@ -367,3 +382,112 @@ def s3(s3_server, monkeypatch):
     bucket = f"b-{uuid.uuid4().hex[:10]}"
     fs.mkdir(bucket)
     return fs, bucket
+
+
+# ---------------------------------------------------------------------------------------
+# Runs to disturb: caught in the middle, killed, stopped, refused (tests/e2e)
+
+
+@pytest.fixture
+def big(tmp_path) -> Path:
+    """A text file long enough for a run to be caught in the middle (18,000 rows)."""
+    lines = (pl.read_csv(SAMPLE_CSV, infer_schema=False)["puzzle"].to_list() * 6)
+    path = tmp_path / "big.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture(scope="session")
+def workdir(tmp_path_factory) -> Path:
+    """A folder with a medium input (every status) and an undisturbed run of it; each test
+    writes its own folder beside them (helpers.big_args)."""
+    from helpers import run
+
+    d = tmp_path_factory.mktemp("robust")
+    puzzles = pl.read_csv(SAMPLE_CSV, infer_schema=False)["puzzle"].to_list()
+    lines = []
+    for i in range(6):
+        lines += puzzles
+        lines += ["." * 81, UNSOLVABLE, BAD_FULL, PUZZLE[:80], f"junk {i}"]
+    (d / "big.txt").write_text("\n".join(lines) + "\n")
+    code, out, err = run(["run", "-i", "big.txt", "-o", "base", "--workers", "2",
+                          "--chunk-size", "40", "--quiet"], d)
+    assert code == 0, err
+    return d
+
+
+@pytest.fixture(scope="session")
+def baseline(workdir) -> pl.DataFrame:
+    """The results of the undisturbed run in `workdir` (tests/e2e/test_dask.py has a
+    `baseline` of its own)."""
+    return comparable(read_results(workdir / "base"))
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    mnt = tmp_path / "tiny"
+    mnt.mkdir()
+    if sys.platform != "linux" or os.geteuid() != 0:
+        pytest.skip("needs root on Linux to mount a tiny tmpfs")
+    res = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)],
+                         capture_output=True)
+    if res.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {res.stderr.decode().strip()}")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+# ---------------------------------------------------------------------------------------
+# A --canonical run with planted equivalents (the data-set tools: tests/io/test_classes.py,
+# tests/tools/test_dedup.py, test_split.py, test_augment.py, tests/e2e/test_storage.py)
+
+INVALID = "55" + "." * 79
+EMPTY = "." * 81
+MALFORMED = 2  # rows planted without a canonical form: "1234" in a.csv, "x" * 81 in b.txt
+
+
+@pytest.fixture(scope="session")
+def planted(tmp_path_factory):
+    """Two inputs with known equivalents, run with --canonical in parts of about 50 rows.
+
+    a.csv (id,puzzle): sample puzzles 0..1999 and equivalents, shuffled; b.txt: 2000..2999
+    and equivalents. Planted on purpose: b.txt's row 0 is equivalent to a.csv's last row (the
+    first occurrence is in a.csv, at a higher row number); an exact copy; an invalid puzzle
+    and an equivalent of it; an empty board twice (multiple); malformed rows in both files.
+    """
+    from helpers import equivalents, pipeline_run
+
+    from pipeline.sudoku import canonical, grid
+
+    base = tmp_path_factory.mktemp("datasets")
+    rng = np.random.default_rng(2024)
+    originals = pl.read_csv(SAMPLE_CSV, infer_schema=False)["puzzle"].to_list()
+    picked = rng.choice(len(originals), 700, replace=False)
+    extra = [originals[i] for i in picked for _ in range(1 + i % 3)]
+    copies = equivalents(extra, rng)
+    a = originals[:2000] + [c for c, p in zip(copies, picked.repeat(1 + picked % 3),
+                                                 strict=True) if p < 2000]
+    b = originals[2000:] + [c for c, p in zip(copies, picked.repeat(1 + picked % 3),
+                                                 strict=True) if p >= 2000]
+    a = [a[i] for i in rng.permutation(len(a))]
+    b = [b[i] for i in rng.permutation(len(b))]
+    a += [INVALID, "1234", a[17], EMPTY]
+    b[100:100] = [*equivalents([INVALID], rng), "x" * 81, EMPTY]
+    b.insert(0, equivalents([a[-5]], rng)[0])  # a[-5]: a.csv's last original-ish row
+    (base / "a.csv").write_text("id,puzzle\n" + "".join(f"{i},{p}\n" for i, p in
+                                                          enumerate(a)))
+    (base / "b.txt").write_text("".join(p + "\n" for p in b))
+    pipeline_run(base, "run", "a.csv", "b.txt", extra=("--canonical",))
+    wellformed = [p for p in originals + [INVALID, EMPTY]]
+    g, _ = grid.encode(wellformed)
+    planted_classes = len(set(grid.decode(canonical.minlex(g)[0])))
+    return {"base": base, "run": base / "run", "a": a, "b": b,
+            "sources": ["a.csv", "b.txt"], "classes": planted_classes}
+
+
+@pytest.fixture(scope="session")
+def planted_results(planted) -> pl.DataFrame:
+    """Every row of the planted run."""
+    return read_results(planted["run"])

@@ -1,12 +1,12 @@
-"""pipeline.io.storage and runs on other storage: an S3-protocol server on loopback (moto's, as
-s3fs's own tests use) holding inputs and outputs, an http server, file:// URLs, and secrets
-kept out of everything a run writes down."""
+"""Runs, and the commands over them, on other storage (README: URLs): an S3-protocol server
+on loopback (moto's, as s3fs's own tests use) holding inputs and outputs, an http server,
+file:// URLs, and secrets kept out of everything a run writes down.
+"""
 
 from __future__ import annotations
 
 import http.server
 import json
-import os
 import threading
 from pathlib import Path
 
@@ -14,38 +14,10 @@ import polars as pl
 import pytest
 from conftest import PUZZLE, SAMPLE_CSV, comparable, part_codecs, read_results
 
-from pipeline.errors import RunFailed
-from pipeline.io import storage
-from pipeline.io.storage import Location
+from pipeline.io import classes
+from pipeline.tools import dedup, split
 
 RUN = ["--workers", "2", "--chunk-size", "300", "--json", "-q"]
-
-
-@pytest.mark.parametrize("url, shown", [
-    ("s3://bucket/key.csv", "s3://bucket/key.csv"),
-    ("https://user:pa55@host:8443/p/x.csv?X-Amz-Signature=abc&a=1#frag",
-     "https://host:8443/p/x.csv"),
-    ("http://tok@example.org/x", "http://example.org/x"),
-    ("data/local.csv", "data/local.csv"),
-    ("C:\\data\\x.csv", "C:\\data\\x.csv"),
-])
-def test_redact(url, shown):
-    assert storage.redact(url) == shown
-
-
-def test_local_write_is_whole_or_absent(tmp_path):
-    target = Location(str(tmp_path / "x.bin"))
-    target.write_atomic(b"12345")
-    assert target.read_bytes() == b"12345"
-
-    def half_then_fail(f):
-        f.write(b"half")
-        raise OSError(28, "No space left on device")
-
-    with pytest.raises(RunFailed, match="no space left"):
-        target.write_atomic(half_then_fail)
-    assert target.read_bytes() == b"12345"  # the old file, untouched
-    assert sorted(os.listdir(tmp_path)) == ["x.bin"]  # no temporary left behind
 
 
 def test_file_url_input_and_output(run_cli, tmp_path):
@@ -142,6 +114,25 @@ def test_s3_glob_and_missing_input(s3, run_cli):
     res = run_cli("run", "-i", f"s3://{bucket}/in/nope.csv", "-o", f"s3://{bucket}/o2", *RUN)
     assert res.returncode == 2 and res.stderr_lines == [
         f"pipeline: error: s3://{bucket}/in/nope.csv: no such file"]
+
+
+@pytest.mark.slow
+def test_run_folders_and_outputs_on_s3(planted, s3, tmp_path):
+    fs, bucket = s3
+    fs.put(str(planted["run"]), f"{bucket}/run", recursive=True)
+    url = f"s3://{bucket}/run"
+    dedup.dedup(url, f"s3://{bucket}/out/d.parquet")
+    local = tmp_path / "d.parquet"
+    dedup.dedup(planted["run"], str(local))
+    with fs.open(f"{bucket}/out/d.parquet", "rb") as f:
+        assert pl.read_parquet(f).equals(pl.read_parquet(local))
+    assert classes.distinct_classes(url) == classes.distinct_classes(planted["run"])
+    split.split(url, "0.5,0.5", None, 2, f"s3://{bucket}/out/s")
+    split.split(planted["run"], "0.5,0.5", None, 2, str(tmp_path / "s"))
+    with fs.open(f"{bucket}/out/s/train.parquet", "rb") as f:
+        assert pl.read_parquet(f).equals(pl.read_parquet(tmp_path / "s" / "train.parquet"))
+    assert sorted(p.rsplit("/", 1)[-1] for p in fs.ls(f"{bucket}/out/s")) == [
+        "split.json", "test.parquet", "train.parquet"]
 
 
 # ---------------------------------------------------------------------------------------

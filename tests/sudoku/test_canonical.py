@@ -2,7 +2,7 @@
 
 Minimality is judged by an exhaustive reference written here: it tries every one of the
 3,359,232 cell permutations with the relabelling by first appearance, and shares no code
-with the module.  Solutions are judged by pipeline.sudoku.check.is_solution.
+with the module. (transform, inverse and random_transforms: test_symmetry.py.)
 """
 
 from __future__ import annotations
@@ -11,14 +11,15 @@ import itertools
 
 import numpy as np
 import pytest
-from conftest import LEET, LEET_SOLUTION, PUZZLE, SOLUTION, load_set
+from conftest import LEET, PUZZLE, SOLUTION, load_set
+from helpers import grid, random_grids
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
 
 from pipeline.sudoku import canonical
 from pipeline.sudoku.canonical import GROUP_SIZE, canonical_transforms, minlex
-from pipeline.sudoku.check import is_complete_grid, is_solution
+from pipeline.sudoku.check import is_complete_grid
 from pipeline.sudoku.symmetry import identity_transforms, inverse, random_transforms, transform
 
 EMPTY = "0" * 81
@@ -31,11 +32,6 @@ SYM_GRID = "12345678945678912378912345623156489756489723189723156431264597864597
 # --------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------
-
-
-
-def grid(text: str) -> np.ndarray:
-    return (np.frombuffer(text.replace(".", "0").encode(), np.uint8) - 48).reshape(1, 81)
 
 
 def text(g: np.ndarray) -> str:
@@ -104,15 +100,6 @@ def _reference(g, maps):
 
 def reference(g: np.ndarray) -> tuple[np.ndarray, int]:
     return _reference(np.ascontiguousarray(g, np.uint8).ravel(), ROW_MAPS)
-
-
-def random_grids(rng: np.random.Generator, n: int, lo: int, hi: int) -> np.ndarray:
-    """n grids with lo..hi givens of random digits in random squares (clashes allowed)."""
-    out = np.zeros((n, 81), np.uint8)
-    for i in range(n):
-        k = rng.integers(lo, hi + 1)
-        out[i, rng.choice(81, k, replace=False)] = rng.integers(1, 10, k)
-    return out
 
 
 def latin_squares(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -373,57 +360,3 @@ def test_17_clue_files(shared_data):
     assert len(royle_forms) == 49_151 and royle_forms <= tdoku_forms
     # Royle's file holds them in another form (none of its lines is a line of tdoku's).
     assert not {bytes(g) for g in royle} & {bytes(g) for g in tdoku}
-
-
-# --------------------------------------------------------------------------------------
-# transform, inverse, random_transforms
-# --------------------------------------------------------------------------------------
-
-
-def test_solutions_map_with_their_puzzles():
-    rng = np.random.default_rng(5)
-    p = np.repeat(np.concatenate([grid(PUZZLE), grid(LEET)]), 500, axis=0)
-    s = np.repeat(np.concatenate([grid(SOLUTION), grid(LEET_SOLUTION)]), 500, axis=0)
-    assert is_solution(p, s).all()
-    t = random_transforms(rng, len(p))
-    tp, ts = transform(p, t), transform(s, t)
-    assert is_solution(tp, ts).all()
-    assert len({bytes(x) for x in ts}) > 990  # the transformations really vary
-    inv = inverse(t)
-    assert (transform(tp, inv) == p).all() and (transform(ts, inv) == s).all()
-    assert (inverse(inv) == t).all()
-
-
-def test_solutions_map_with_their_puzzles_data(shared_data):
-    p = load_set("kaggle_bryanpark_1m/sudoku_small.csv", 3000)
-    s = load_set("kaggle_bryanpark_1m/sudoku_small.csv", 3000, field=1)
-    t = random_transforms(np.random.default_rng(9), len(p))
-    assert is_solution(transform(p, t), transform(s, t)).all()
-    # a solution goes to the canonical frame of its puzzle with the puzzle's transformation
-    c = canonical_transforms(p)
-    assert is_solution(minlex(p)[0], transform(s, c)).all()
-
-
-def test_identity_and_inverse_compose():
-    rng = np.random.default_rng(1)
-    g = random_grids(rng, 200, 20, 81)
-    assert (transform(g, identity_transforms(200)) == g).all()
-    t = random_transforms(rng, 200)
-    assert (transform(transform(g, inverse(t)), t) == g).all()
-
-
-def test_random_transforms_are_uniform_and_well_formed():
-    rng = np.random.default_rng(0)
-    t = random_transforms(rng, 60_000)
-    assert t.shape == (60_000, 34) and t.dtype == np.int8
-    for lo, hi in [(1, 4), (13, 16)] + [(4 + 3 * i, 7 + 3 * i) for i in range(3)] + [
-        (16 + 3 * i, 19 + 3 * i) for i in range(3)
-    ]:
-        assert (np.sort(t[:, lo:hi], axis=1) == np.arange(3)).all()
-        # each of the six orders about 1/6 of the time
-        codes = t[:, lo].astype(int) * 3 + t[:, lo + 1]
-        freq = np.bincount(codes, minlength=9)[[1, 2, 3, 5, 6, 7]] / len(t)
-        assert np.abs(freq - 1 / 6).max() < 0.01
-    assert (np.sort(t[:, 25:], axis=1) == np.arange(1, 10)).all()
-    assert abs(t[:, 0].mean() - 0.5) < 0.01
-    assert np.abs(np.bincount(t[:, 25], minlength=10)[1:] / len(t) - 1 / 9).max() < 0.01

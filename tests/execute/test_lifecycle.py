@@ -1,5 +1,5 @@
-"""pipeline.errors: the stop signal's handler (the exceptions themselves are exercised
-wherever they are raised)."""
+"""pipeline.execute.lifecycle: the stop signal's handler, which raises pipeline.errors'
+Interrupted (the exceptions themselves are exercised wherever they are raised)."""
 
 from __future__ import annotations
 

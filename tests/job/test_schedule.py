@@ -2,7 +2,8 @@
 
 The tasks are real (pipeline.job.worker runs them, reading a real file and writing real parts);
 the executor is scripted: it runs them here, and a task that reaches the poison puzzle
-either raises (the engine failed) or is reported lost (its worker died).
+either raises (the engine failed) or is reported lost (its worker died). And run_all, which
+shares tasks between this process and the workers without losing or repeating one.
 """
 
 from __future__ import annotations
@@ -194,3 +195,43 @@ def test_planning_tasks_are_retried_when_a_worker_is_lost():
 
     assert schedule.run_all(Flaky(), ["a", "b"]) == ["a", "b"]
     assert calls == ["a", "b", "a"]
+
+
+class Warming(InlineExecutor):
+    """Inline, but no worker is ready for the first `calls` questions."""
+
+    def __init__(self, calls: int):
+        self.calls = calls
+        self.ran: list = []
+
+    def warming(self) -> bool:
+        self.calls -= 1
+        return self.calls >= 0
+
+    def submit(self, task):
+        self.ran.append(task)
+        fut: cf.Future = cf.Future()
+        fut.set_result(("worker", task))
+        return fut
+
+
+@pytest.mark.parametrize("calls", [0, 3, 100])
+def test_run_all_shares_the_tasks_with_this_process(calls):
+    tasks = list(range(20))
+    here: list = []
+
+    def helper(task):
+        here.append(task)
+        return None if task % 3 == 0 else ("here", task)  # multiples of 3: for a worker
+
+    ex = Warming(calls)
+    results = schedule.run_all(ex, tasks, helper=helper)
+    assert [r[1] for r in results] == tasks  # each result in its place
+    done_here = {r[1] for r in results if r[0] == "here"}
+    assert sorted(done_here | set(ex.ran)) == tasks and not done_here & set(ex.ran)
+    assert all(t % 3 for t in done_here)
+    assert here == sorted(here, reverse=True)  # from the back, each looked at once
+    if calls == 0:
+        assert not here
+    if calls == 100:  # warming throughout: only what this process declined was handed over
+        assert sorted(ex.ran) == [t for t in tasks if t % 3 == 0]

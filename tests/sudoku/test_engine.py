@@ -9,18 +9,15 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import RAW, SOLUTION, load_set
+from conftest import RAW, REPO, SOLUTION, load_set
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline import compiled
 from pipeline.sudoku.engine import solve_batch, warm_up
-
-REPO = Path(__file__).resolve().parents[1]
 
 # --------------------------------------------------------------------------------------
 # helpers

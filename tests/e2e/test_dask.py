@@ -20,6 +20,7 @@ from types import SimpleNamespace
 
 import polars as pl
 import pytest
+from conftest import RAW, REPO
 
 pytest.importorskip("distributed")
 
@@ -27,8 +28,6 @@ from pipeline.errors import WorkerLost  # noqa: E402
 from pipeline.job import RUNNER  # noqa: E402
 from pipeline.job.worker import FAULT_ENV  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
-RAW = REPO.parent / "shared" / "data" / "raw"
 CURATED = RAW / "kaggle_radcliffe_3m" / "sudoku_curated_5000.csv"
 HARD = RAW / "tdoku_benchmark_sets" / "puzzles5_forum_hardest_1905_11+"
 BIN = Path(sys.executable).parent

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import PUZZLE, invoke
+from conftest import PUZZLE, REPO, invoke
 
 from pipeline.errors import UsageError
 from pipeline.job.settings import DEFAULTS, Settings
@@ -113,11 +113,10 @@ def test_the_library_checks_too():
 
 
 def test_the_example_config_files_are_valid():
-    from pathlib import Path
 
     from pipeline.job.settings import read_config_file
 
-    examples = sorted((Path(__file__).resolve().parents[1] / "configs").glob("*.toml"))
+    examples = sorted((REPO / "configs").glob("*.toml"))
     assert examples
     for path in examples:
         Settings(**read_config_file(path))

@@ -1,0 +1,56 @@
+"""pipeline.cli.app: the conventions of a command-line tool: --version (also through
+`python -m pipeline`); --help lists every command and every option of `run` and `solve`,
+with choices, metavars, environment variables and shell completion.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import typer
+
+from pipeline.cli.app import app
+
+
+@pytest.mark.slow
+def test_version_and_python_dash_m(run_cli):
+    from pipeline import __version__
+
+    res = run_cli("--version")
+    assert res.returncode == 0 and res.stdout.strip() == f"pipeline {__version__}"
+    proc = subprocess.run([sys.executable, "-m", "pipeline", "--version"], capture_output=True,
+                          text=True)
+    assert proc.returncode == 0 and proc.stdout.strip() == f"pipeline {__version__}"
+
+
+def test_help_shows_choices_metavars_and_completion(run_cli):
+    top = run_cli("--help").stdout
+    assert "--install-completion" in top and "--show-completion" in top
+    text = " ".join(run_cli("run", "--help").stdout.split())
+    for words in ("[local|dask]", "[debug|info|warning|error]", "--input PATH", "--workers N",
+                  "--fail-on STATUS,...", "--output DIR", "--config FILE",
+                  "env var: PIPELINE_WORKERS", "--limit N"):
+        assert words in text, words
+    assert "<list" not in text and "TEXT" not in text
+    assert "[board|line]" in " ".join(run_cli("solve", "--help").stdout.split())
+
+
+@pytest.mark.parametrize("cmd", ["run", "solve"])
+def test_help_mentions_every_option(run_cli, cmd):
+    res = run_cli(cmd, "--help")
+    assert res.returncode == 0
+    command = typer.main.get_command(app).commands[cmd]
+    text = " ".join(res.stdout.split())
+    for param in command.params:
+        for opt in param.opts + param.secondary_opts:
+            if opt.startswith("-"):
+                assert opt in text, f"{cmd} --help does not mention {opt}"
+
+
+def test_help_lists_commands(run_cli):
+    res = run_cli("--help")
+    assert res.returncode == 0
+    for name in typer.main.get_command(app).commands:
+        assert name in res.stdout

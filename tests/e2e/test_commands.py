@@ -1,0 +1,109 @@
+"""The other commands end to end, from the command line (README: Other commands, Data-set
+tools): solve (a puzzle, or `-`: what run reads), show over a run, generate to stdout,
+validate's causes, and dedup, split and augment over a --canonical run. (Each command's
+own module is tested in tests/tools/.)
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import polars as pl
+from conftest import BAD_FULL, LEET, PUZZLE, SAMPLE_CSV, SOLUTION
+from helpers import run_stats
+
+
+def test_solve_command(run_cli):
+    res = run_cli("solve", PUZZLE, "--format", "line")
+    assert res.returncode == 0 and res.stdout.strip() == SOLUTION
+    res = run_cli("solve", LEET)
+    assert res.returncode == 0 and res.stdout.startswith("solved")
+    res = run_cli("solve", "-", "-f", "line", input=f"# c\n{PUZZLE}\n\n{BAD_FULL}\n")
+    assert res.returncode == 1
+    assert res.stdout.splitlines() == [SOLUTION, "invalid"]
+    assert res.stderr.splitlines() == [f"row 1: invalid: digit {SOLUTION[0]} twice in grid row 1"]
+    res = run_cli("solve", PUZZLE, "--format", "fancy")
+    assert res.returncode == 2
+
+
+def test_solve_dash_reads_what_run_reads(run_cli):
+    norvig = f"2\n{PUZZLE}\n{LEET}\n"
+    res = run_cli("solve", "-", "-f", "line", input=norvig)
+    assert res.returncode == 0 and res.stdout.split() == [SOLUTION, _solution(LEET)]
+    kaggle = f"quizzes,solutions\n{PUZZLE.replace('.', '0')},{SOLUTION}\n"
+    res = run_cli("solve", "-", "-f", "line", input=kaggle)
+    assert res.returncode == 0 and res.stdout.split() == [SOLUTION]
+    res = run_cli("solve", "-", "-f", "line", input="." * 81 + "\n")
+    assert res.returncode == 0 and res.stdout.startswith("multiple ")
+    assert len(res.stdout.split()[1]) == 81
+
+
+def _solution(puzzle: str) -> str:
+    from pipeline.sudoku import grid, solver
+
+    return grid.decode(solver.solve_strings([puzzle]).solutions, blank="0")[0]
+
+
+def test_show_the_rows_of_a_status(run_cli, tmp_path):
+    lines = [PUZZLE, "bad1", "11" + "." * 79, "bad2", LEET, "bad3"]
+    (tmp_path / "m.txt").write_text("\n".join(lines) + "\n")
+    assert run_cli("run", "-i", "m.txt", "-o", "out", "-q").returncode == 0
+    res = run_cli("show", "out", "--status", "malformed", "--limit", "2", "--format", "json")
+    rows = [json.loads(ln) for ln in res.stdout.splitlines()]
+    assert [(r["row"], r["status"]) for r in rows] == [(1, "malformed"), (3, "malformed")]
+    assert rows[0]["reason"] == "length 4, expected 81" and rows[0]["source"] == "m.txt"
+    res = run_cli("show", "out", "--format", "csv", "--limit", "0")
+    assert pl.read_csv(res.stdout.encode())["row"].to_list() == [1, 2, 3, 5]
+    res = run_cli("show", "out")
+    assert res.returncode == 0 and "4 of 4" in res.stdout
+    assert run_cli("show", "nowhere").returncode == 2
+
+
+def test_generate_to_stdout(run_cli, tmp_path):
+    res = run_cli("generate", "-n", "3", "--seed", "4", "-o", "-", "-q")
+    assert res.returncode == 0
+    frame = pl.read_csv(res.stdout.encode(), infer_schema=False)
+    assert frame.columns == ["id", "puzzle", "solution", "clues", "difficulty"]
+    assert frame.height == 3 and not (tmp_path / "-").exists()
+
+
+def test_validate_json_causes_keep_words_with_digits(run_cli, tmp_path):
+    (tmp_path / "u.txt").write_bytes(b"\xff" + PUZZLE[1:].encode() + b"\n" + PUZZLE.encode())
+    res = run_cli("validate", "u.txt", "--json")
+    doc = json.loads(res.stdout)
+    assert "record is not valid UTF-8" in " ".join(doc["causes"])
+
+
+def test_dedup_split_augment_commands_and_distinct_classes(run_cli, tmp_path):
+    from pipeline.sudoku import grid, symmetry
+
+    base = pl.read_csv(SAMPLE_CSV, infer_schema=False)["puzzle"].to_list()[:40]
+    g, _ = grid.encode(base)
+    twins = grid.decode(symmetry.transform(
+        g, symmetry.random_transforms(np.random.default_rng(1), len(g))))
+    (tmp_path / "a.txt").write_text("\n".join(base) + "\n")
+    (tmp_path / "b.txt").write_text("\n".join(twins[:10] + ["junk"]) + "\n")
+    res = run_cli("run", "-i", "a.txt", "-i", "b.txt", "-o", "run", "--canonical", "-q")
+    assert res.returncode == 0, res.stderr
+    st = run_stats(tmp_path / "run")
+    assert (st["run"]["distinct_classes"], st["a.txt"]["distinct_classes"],
+            st["b.txt"]["distinct_classes"]) == (40, 40, 10)
+    res = run_cli("dedup", "run", "-o", "classes.csv")
+    assert res.returncode == 0, res.stderr
+    classes = pl.read_csv(tmp_path / "classes.csv", infer_schema=False)
+    assert classes.height == 40 and set(classes["source"]) == {"a.txt"}
+    assert sorted(classes["copies"].cast(int).to_list()) == [1] * 30 + [2] * 10
+    res = run_cli("split", "run", "--fractions", "0.5,0.5", "--names", "x,y", "-o", "splits",
+              "--seed", "2")
+    assert res.returncode == 0, res.stderr
+    x = pl.read_parquet(tmp_path / "splits" / "x.parquet")
+    y = pl.read_parquet(tmp_path / "splits" / "y.parquet")
+    assert x.height + y.height == 50 and not set(x["canonical"]) & set(y["canonical"])
+    res = run_cli("augment", "run", "-k", "3", "-o", "aug.parquet", "--seed", "5")
+    assert res.returncode == 0, res.stderr
+    assert pl.read_parquet(tmp_path / "aug.parquet").height == 3 * 50
+    (tmp_path / "plain").mkdir()
+    assert run_cli("run", "-i", "a.txt", "-o", "plain/run", "-q").returncode == 0
+    res = run_cli("dedup", "plain/run", "-o", "x.csv")
+    assert res.returncode == 2 and "canonical" in res.stderr

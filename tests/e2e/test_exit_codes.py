@@ -1,0 +1,107 @@
+"""Exit codes and the one line that says why (README: the table of exit codes; every
+non-zero exit prints one line on stderr, and no traceback): usage errors and unusable
+inputs exit 2 before the run starts, --fail-on exits 1 on a finished run, an output that
+is a file, a truncated gzip. Stops (130, 143) are in test_signals.py, a held folder in
+test_locks.py, what fails mid-run (exit 3) in test_failures.py.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from conftest import BAD_FULL, PUZZLE, SAMPLE_CSV, write_input
+from helpers import one_line, run
+
+
+def _one_line_failure(res, code: int, out: Path | None = None, needle: str | None = None):
+    assert res.returncode == code, (res.returncode, res.stderr)
+    assert len(res.stderr_lines) == 1, res.stderr
+    assert "Traceback" not in res.stderr
+    if needle:
+        assert needle in res.stderr
+    if out is not None:
+        assert not (out / "_SUCCESS").exists()
+
+
+def test_usage_and_input_errors_exit_2_with_one_line(run_cli, tmp_path):
+    good = write_input(tmp_path / "good.txt", PUZZLE + "\n")
+    write_input(tmp_path / "bin.dat", b"\x00\x01\x02" * 50)
+    write_input(tmp_path / "noise.txt", bytes(range(0x80, 0x100)) * 40)
+    write_input(tmp_path / "cols.csv", "a,b,c\n1,2,3\n")
+    (tmp_path / "folder").mkdir()
+    cases = [
+        (("run", "-i", "missing.txt"), "no such file"),
+        (("run", "-i", "folder"), "folder"),
+        (("run", "-i", "bin.dat"), "not a text file"),
+        (("run", "-i", "noise.txt"), "not a text file"),
+        (("run", "-i", "cols.csv"), "no puzzle column"),
+        (("run", "-i", "good.txt", "--puzzle-column", "nope"), None),
+        (("run", "-i", "nothing*.csv"), "no file matches"),
+        (("run", "-i", "good.txt", "--fail-on", "bogus"), "bogus"),
+        (("run", "-i", "good.txt", "--executor", "spark"), "spark"),
+        (("run", "-i", "good.txt", "--log-level", "loud"), None),
+        (("run", "-i", "good.txt", "--workers", "abc"), None),
+        (("run", "-i", "good.txt", "--workers", "-2"), None),
+        (("run", "-i", "good.txt", "--chunk-size", "0"), None),
+        (("run", "-i", "good.txt", "--no-such-option"), None),
+        (("run",), "--input"),
+        (("run", "-i", "good.txt", "-c", "missing.toml"), "missing.toml"),
+        (("run", "-i", "-", "-i", "-"), None),
+        (("frobnicate",), None),
+    ]
+    for args, needle in cases:
+        res = run_cli(*args, "-o", "out") if args[0] == "run" and len(args) > 1 else run_cli(*args)
+        _one_line_failure(res, 2, tmp_path / "out", needle)
+    assert not (tmp_path / "out" / "_SUCCESS").exists()
+    assert good.exists()
+
+
+def test_env_usage_error(run_cli, tmp_path):
+    write_input(tmp_path / "g.txt", PUZZLE + "\n")
+    res = run_cli("run", "-i", "g.txt", "-o", "out", env={"PIPELINE_WORKERS": "many"})
+    _one_line_failure(res, 2, tmp_path / "out", "workers")
+
+
+def test_bare_command_exit_2(run_cli):
+    res = run_cli()
+    assert res.returncode == 2 and len(res.stderr_lines) == 1
+    assert "run" in res.stdout  # the help, on stdout
+
+
+def test_fail_on_and_already_done(run_cli, tmp_path):
+    write_input(tmp_path / "m.txt", f"{PUZZLE}\n{BAD_FULL}\n")
+    res = run_cli("run", "-i", "m.txt", "-o", "out", "--workers", "1", "--fail-on", "invalid")
+    _one_line_failure(res, 1)
+    assert (tmp_path / "out" / "_SUCCESS").exists()  # finished; only the exit code says no
+    res = run_cli("run", "-i", "m.txt", "-o", "out", "--workers", "1", "--json")
+    assert res.returncode == 0
+    summary = json.loads(res.stdout)
+    assert summary["already_done"] is True and summary["rows"] == 2
+
+
+def test_output_is_a_file(run_cli, tmp_path):
+    write_input(tmp_path / "g.txt", PUZZLE + "\n")
+    (tmp_path / "out").write_text("not a folder")
+    res = run_cli("run", "-i", "g.txt", "-o", "out", "--workers", "1")
+    assert res.returncode in (2, 3)
+    assert len(res.stderr_lines) == 1 and "Traceback" not in res.stderr
+
+
+@pytest.mark.slow
+def test_output_naming_a_file(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    code, _, err = run(["run", "-i", SAMPLE_CSV, "-o", "afile", "-q"], tmp_path)
+    assert code == 2 and "is a file, not a folder" in one_line(err)
+
+
+@pytest.mark.slow
+def test_truncated_gzip_is_a_clear_error(run_cli, tmp_path):
+    good = gzip.compress(("\n".join([PUZZLE] * 5000) + "\n").encode())
+    (tmp_path / "cut.txt.gz").write_bytes(good[: len(good) // 2])
+    res = run_cli("run", "-i", "cut.txt.gz", "-o", "out", "--workers", "1")
+    assert res.returncode in (2, 3), res.stderr
+    assert len(res.stderr_lines) == 1 and "Traceback" not in res.stderr
+    assert not (tmp_path / "out" / "_SUCCESS").exists()

@@ -1,0 +1,564 @@
+"""Inputs, end to end (README: Inputs): every shape `pipeline run` reads (CSV with a header
+or without, text, fixed-width records, Parquet, gzip, standard input, FIFOs, globs), the
+rules for records, headers and quoted fields, the columns carried, the shared data sets;
+every odd record a `malformed` row and none lost (random bytes, a 100 MB line, a gzip
+bomb), memory flat.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import polars as pl
+import pytest
+from conftest import (
+    LEET,
+    LEET_SOLUTION,
+    PUZZLE,
+    RAW,
+    SAMPLE_CSV,
+    SOLUTION,
+    comparable,
+    pipeline_command,
+    read_results,
+    write_input,
+)
+from helpers import assert_every_row_once, check_run, clean_env, run
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pipeline.cli.exits import exit_code
+from pipeline.errors import InputError, PipelineError
+from pipeline.job import run as run_mod
+from pipeline.job.settings import Settings
+
+P0 = PUZZLE.replace(".", "0")
+
+
+# name -> (content, rows). Every shape the pipeline promises to read.
+SHAPES: dict[str, tuple[str | bytes, int]] = {
+    "kaggle.csv": (f"quizzes,solutions\n{P0},{SOLUTION}\n{P0},{SOLUTION}\n{P0},{SOLUTION}\n", 3),
+    "radcliffe.csv": ("id,puzzle,solution,clues,difficulty\r\n"
+                      f"1,{PUZZLE},{SOLUTION},26,2.2\r\n2,{LEET},{LEET_SOLUTION},30,0.0\r\n", 2),
+    "noheader.csv": (f"{P0},{SOLUTION}\n{LEET.replace('.', '0')},{LEET_SOLUTION}\n", 2),
+    "comments.txt": (f"# c\n\n{PUZZLE}\n# c2\n{LEET}\n\n", 2),
+    "norvig.txt": (f"3\n{PUZZLE}\n{LEET}\n{PUZZLE}", 3),
+    "royle.txt": (f"Gordon F. Royle, A collection of 49,151 Sudoku\n{P0}\n{P0}\n", 2),
+    "bom_crlf.csv": (b"\xef\xbb\xbfpuzzle,solution\r\n" + f"{PUZZLE},{SOLUTION}\r\n".encode(), 1),
+    "fixed.txt": (f"00015097c6c3 {P0}  7.2\n0001d2888928 {P0}  7.1\n", 2),
+    "kaggle.csv.gz": (f"quizzes,solutions\n{P0},{SOLUTION}\n", 1),
+    "text.txt.gz": (f"# gz\n{PUZZLE}\n{LEET}\n", 2),
+}
+
+
+KAGGLE = RAW / "kaggle_bryanpark_1m" / "sudoku_small.csv"
+
+
+# ---------------------------------------------------------------------------------------
+# Every shape, in process and as a process
+
+
+@pytest.mark.parametrize("name", list(SHAPES))
+def test_every_input_shape(run_cli, tmp_path, name):
+    content, n = SHAPES[name]
+    path = write_input(tmp_path / name, content)
+    res = run_cli("run", "-i", path, "-o", tmp_path / "out", "--workers", "1", "--chunk-size", "2",
+              "--json")
+    assert res.returncode == 0, res.stderr
+    summary = json.loads(res.stdout)
+    assert summary["rows"] == n and summary["counts"]["solved"] == n
+    frame = check_run(tmp_path / "out", {str(path): n})
+    assert (frame["status"] == "solved").all()
+    if "expected_solution" in frame.columns:
+        assert frame["expected_match"].all()
+    else:
+        assert frame["expected_match"].is_null().all()
+
+
+def test_radcliffe_columns_carried(run_cli, tmp_path):
+    path = write_input(tmp_path / "r.csv", SHAPES["radcliffe.csv"][0])
+    res = run_cli("run", "-i", path, "-o", tmp_path / "out", "--workers", "1")
+    assert res.returncode == 0, res.stderr
+    frame = check_run(tmp_path / "out")
+    assert frame.columns[-4:] == ["id", "clues", "difficulty", "expected_solution"]
+    assert frame["id"].to_list() == ["1", "2"]
+    assert frame["solution"].to_list() == [SOLUTION, LEET_SOLUTION]
+
+
+def test_expected_mismatch_is_reported(run_cli, tmp_path):
+    wrong = LEET_SOLUTION
+    path = write_input(tmp_path / "e.csv", f"puzzle,solution\n{PUZZLE},{SOLUTION}\n"
+                                           f"{PUZZLE},{wrong}\n{PUZZLE},\n")
+    res = run_cli("run", "-i", path, "-o", tmp_path / "out", "--workers", "1")
+    assert res.returncode == 0, res.stderr
+    frame = check_run(tmp_path / "out")
+    assert frame["expected_match"].to_list() == [True, False, None]
+
+
+def test_several_inputs_and_globs(run_cli, tmp_path):
+    for i in range(3):
+        write_input(tmp_path / f"in{i}.txt", "\n".join([PUZZLE] * (i + 2)))
+    write_input(tmp_path / "other.csv", SHAPES["kaggle.csv"][0])
+    out = tmp_path / "out"
+    res = run_cli("run", "-i", tmp_path / "in*.txt", "-i", tmp_path / "other.csv", "-o", out,
+              "--workers", "2", "--chunk-size", "2")
+    assert res.returncode == 0, res.stderr
+    frame = check_run(out, {str(tmp_path / f"in{i}.txt"): i + 2 for i in range(3)}
+                      | {str(tmp_path / "other.csv"): 3})
+    stats = pl.read_parquet(out / "stats.parquet")
+    assert stats.filter(pl.col("scope") == "file").height == 4
+    assert frame.height == 12
+
+
+def test_glob(run_cli, tmp_path):
+    (tmp_path / "d").mkdir()
+    for i in range(3):
+        write_input(tmp_path / "d" / f"p{i}.txt", "\n".join([PUZZLE] * (i + 1)))
+    res = run_cli("run", "-i", "d/*.txt", "-o", "out", "--workers", "2", "--chunk-size", "1",
+                  "--json")
+    assert res.returncode == 0, res.stderr
+    check_run(tmp_path / "out", {f"d/p{i}.txt": i + 1 for i in range(3)})
+
+
+def test_a_file_named_twice_is_read_once(run_cli, tmp_path):
+    write_input(tmp_path / "a.txt", f"{PUZZLE}\n{LEET}\n")
+    write_input(tmp_path / "b.txt", f"{LEET}\n")
+    res = run_cli("run", "-i", "a.txt", "-i", "*.txt", "-i", "./a.txt", "-o", "out",
+              "--workers", "1", "--json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["rows"] == 3
+    check_run(tmp_path / "out", {"a.txt": 2, "b.txt": 1})
+
+
+def test_stdin(run_cli, tmp_path):
+    res = run_cli("run", "-i", "-", "-o", tmp_path / "out", "--workers", "1", "--json",
+              input=f"{PUZZLE}\n{LEET}\n".encode())
+    assert res.returncode == 0, res.stderr
+    frame = check_run(tmp_path / "out", {"-": 2})
+    assert frame["solution"].to_list() == [SOLUTION, LEET_SOLUTION]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["radcliffe.csv", "kaggle.csv.gz"])
+def test_every_input_shape_as_a_process(run_process, tmp_path, name):
+    content, n = SHAPES[name]
+    path = write_input(tmp_path / name, content)
+    res = run_process("run", "-i", path, "-o", "out", "--workers", "2", "--chunk-size", "1", "--json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["rows"] == n
+    assert res.stdout.count("\n") == 1  # one JSON object, one line
+    check_run(tmp_path / "out", {str(path): n})
+
+
+@pytest.mark.slow
+def test_stdin_as_a_process(run_process, tmp_path):
+    data = f"quizzes,solutions\n{P0},{SOLUTION}\n{P0},{SOLUTION}\n".encode()
+    res = run_process("run", "--input", "-", "-o", "out", "--workers", "1", "--json", input=data)
+    assert res.returncode == 0, res.stderr
+    frame = check_run(tmp_path / "out", {"-": 2})
+    assert frame["expected_match"].all()
+    # A run from stdin cannot be resumed or recognised: refused without --overwrite.
+    res = run_process("run", "--input", "-", "-o", "out", "--workers", "1", input=data)
+    assert res.returncode == 2 and len(res.stderr_lines) == 1
+    res = run_process("run", "--input", "-", "-o", "out", "--workers", "1", "--overwrite",
+                  input=data)
+    assert res.returncode == 0, res.stderr
+
+
+@pytest.mark.slow
+def test_gzip_on_stdin(tmp_path):
+    data = gzip.compress(f"quizzes,solutions\n{PUZZLE},{SOLUTION}\n".encode())
+    proc = subprocess.run([*pipeline_command(), "run", "-i", "-", "-o", "out", "--json", "-q"],
+                          input=data, cwd=tmp_path, capture_output=True, env=clean_env())
+    assert proc.returncode == 0, proc.stderr
+    frame = read_results(tmp_path / "out")
+    assert frame["status"].to_list() == ["solved"] and frame["expected_match"].to_list() == [True]
+
+
+@pytest.mark.slow
+def test_fifo_and_process_substitution(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    text = f"{PUZZLE}\n{LEET}\n"
+    writer = threading.Thread(target=lambda: fifo.write_text(text), daemon=True)
+    writer.start()
+    code, out, err = run(["run", "-i", fifo, "-o", "out", "--json", "-q"], tmp_path)
+    assert code == 0, err
+    assert read_results(tmp_path / "out")["status"].to_list() == ["solved", "solved"]
+    (tmp_path / "f.txt").write_text(text)
+    cmd = " ".join(pipeline_command()) + " run -i <(cat f.txt) -o out2 --json -q"
+    res = subprocess.run(["bash", "-c", cmd], cwd=tmp_path, capture_output=True, text=True,
+                         env=clean_env())
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["counts"]["solved"] == 2
+
+
+def test_parquet_input_gives_the_rows_of_its_csv(run_cli, tmp_path):
+    frame = pl.read_csv(SAMPLE_CSV, infer_schema=False)
+    frame.write_parquet(tmp_path / "s.parquet", row_group_size=400)
+    res = run_cli("run", "-i", "s.parquet", "-o", "pq", "--chunk-size", "1000", "-q")
+    assert res.returncode == 0, res.stderr
+    assert run_cli("run", "-i", str(SAMPLE_CSV), "-o", "csv", "-q").returncode == 0
+    a = comparable(read_results(tmp_path / "pq")).drop("source")
+    b = comparable(read_results(tmp_path / "csv")).drop("source")
+    assert a.equals(b)
+    parts = list((tmp_path / "pq" / "results").glob("part-*.parquet"))
+    assert len(parts) == 4  # whole row groups of 400 rows, about 1000 rows a range
+    res = run_cli("validate", "s.parquet")
+    assert res.returncode == 0 and "3,000 valid" in res.stderr
+
+
+# ---------------------------------------------------------------------------------------
+# Records, headers and columns: no row lost, doubled or mislabelled
+
+
+@pytest.mark.slow
+def test_quoted_newlines_are_data(tmp_path):
+    (tmp_path / "r1.csv").write_text(
+        f'id,puzzle,note\n1,{PUZZLE},"a\nb"\n2,{PUZZLE},ok\n3,{LEET},"x, ""y"""\n')
+    code, out, err = run(["run", "-i", "r1.csv", "-o", "out", "--json", "-q"], tmp_path)
+    assert code == 0, err
+    frame = read_results(tmp_path / "out")
+    assert frame["note"].to_list() == ["a\nb", "ok", 'x, "y"']
+    assert frame["id"].to_list() == ["1", "2", "3"]
+    assert (frame["status"] == "solved").all()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chunk", ["1", "3", "1000"])
+def test_quoted_newlines_across_ranges_as_python_csv_reads_them(tmp_path, chunk):
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\r\n")
+    writer.writerow(["id", "puzzle", "note"])
+    for i in range(60):
+        note = ["plain", "two\nlines", "comma, and \"quote\"", "cr\ronly", ""][i % 5]
+        writer.writerow([i, [PUZZLE, LEET][i % 2], note])
+    (tmp_path / "q.csv").write_text(buf.getvalue(), newline="")
+    expected = list(csv.reader(io.StringIO(buf.getvalue(), newline="")))[1:]
+    code, _, err = run(["run", "-i", "q.csv", "-o", "out", "--chunk-size", chunk, "-q"],
+                       tmp_path)
+    assert code == 0, err
+    frame = read_results(tmp_path / "out")
+    assert frame["row"].to_list() == list(range(60))
+    assert frame["note"].to_list() == [r[2] for r in expected]
+    assert (frame["status"] == "solved").all()
+
+
+@pytest.mark.slow
+def test_a_bad_first_record_of_a_headerless_csv_is_a_row(tmp_path):
+    (tmp_path / "r2.csv").write_text(f"1,-{PUZZLE[1:]}\n2,{PUZZLE}\n3,{LEET}\n")
+    code, _, err = run(["run", "-i", "r2.csv", "-o", "out", "-q"], tmp_path)
+    assert code == 0, err
+    frame = read_results(tmp_path / "out")
+    assert frame["status"].to_list() == ["malformed", "solved", "solved"]
+    assert frame["column_1"].to_list() == ["1", "2", "3"]
+
+
+@pytest.mark.slow
+def test_a_header_by_shape_alone_is_said(tmp_path):
+    (tmp_path / "h.csv").write_text(f"key,grid_text\n1,{PUZZLE}\n")
+    code, _, err = run(["run", "-i", "h.csv", "-o", "out"], tmp_path)
+    assert code == 0 and "first record (key,grid_text) is taken for the column names" in err
+    assert read_results(tmp_path / "out").height == 1
+
+
+@pytest.mark.slow
+def test_comment_lines_before_a_header(tmp_path):
+    (tmp_path / "r3.csv").write_text(
+        f"# exported 2026-11-30\n#by hand\n\nquizzes,solutions\n{PUZZLE},{SOLUTION}\n")
+    code, _, err = run(["run", "-i", "r3.csv", "-o", "out", "-q"], tmp_path)
+    assert code == 0, err
+    frame = read_results(tmp_path / "out")
+    assert frame["status"].to_list() == ["solved"] and frame["expected_match"].to_list() == [True]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("header, carried", [
+    ("id,id,puzzle", ["id", "id_2"]),
+    ("row,input_row,puzzle", ["input_row", "input_row_2"]),
+    ("status,puzzle,status", ["input_status", "input_status_2"]),
+])
+def test_clashing_column_names_are_all_carried(tmp_path, header, carried):
+    (tmp_path / "r4.csv").write_text(f"{header}\na,b,c\n".replace("a,b,c", _row(header)))
+    code, _, err = run(["run", "-i", "r4.csv", "-o", "out", "-q"], tmp_path)
+    assert code == 0, err
+    frame = read_results(tmp_path / "out")
+    assert [c for c in frame.columns if c in carried] == carried
+    assert frame["status"].to_list() == ["solved"]
+
+
+def _row(header: str) -> str:
+    return ",".join(PUZZLE if name == "puzzle" else f"v{i}"
+                    for i, name in enumerate(header.split(",")))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not KAGGLE.exists(), reason="shared data absent")
+def test_cr_only_line_ends(tmp_path):
+    data = KAGGLE.read_bytes().replace(b"\r\n", b"\n").replace(b"\n", b"\r")
+    (tmp_path / "mac.csv").write_bytes(data)
+    code, out, err = run(["run", "-i", "mac.csv", "-o", "out", "--chunk-size", "1000",
+                          "--json", "-q"], tmp_path)
+    assert code == 0, err
+    assert json.loads(out)["counts"]["solved"] == 9999
+
+
+# ---------------------------------------------------------------------------------------
+# The shared data sets
+
+
+def test_shared_norvig_and_royle(run_cli, tmp_path, shared_data):
+    files = [shared_data / "norvig" / "top95.txt", shared_data / "norvig" / "hardest.txt"]
+    res = run_cli("run", *sum((["-i", str(f)] for f in files), []), "-o", "out",
+                  "--workers", "2", "--chunk-size", "20", "--json")
+    assert res.returncode == 0, res.stderr
+    frame = check_run(tmp_path / "out", {str(files[0]): 95, str(files[1]): 11})
+    assert (frame["status"] == "solved").all()
+
+
+def test_shared_sets_counts(run_cli, tmp_path, shared_data):
+    # Small or medium shared files, whole: counts as SOURCES.md states them.
+    cases = {
+        "tdoku_benchmark_sets/puzzles6_forum_hardest_1106": (375, "solved"),
+        "kaggle_radcliffe_3m/sudoku_curated_5000.csv": (5000, "solved"),
+        "kaggle_bryanpark_1m/sudoku_small.csv": (9999, "solved"),
+    }
+    inputs = []
+    for rel in cases:
+        inputs += ["-i", str(shared_data / rel)]
+    res = run_cli("run", *inputs, "-o", "out", "--workers", "2", "--chunk-size", "2500",
+                  "--json", "--quiet")
+    assert res.returncode == 0, res.stderr
+    frame = check_run(tmp_path / "out", {str(shared_data / k): v[0] for k, v in cases.items()})
+    for rel, (_, status) in cases.items():
+        part = frame.filter(pl.col("source") == str(shared_data / rel))
+        assert (part["status"] == status).all(), rel
+        if "expected_solution" in part.columns and part["expected_solution"].is_not_null().any():
+            assert part["expected_match"].all(), rel
+
+
+def test_shared_serg_is_multiple_and_crlf(run_cli, tmp_path, shared_data):
+    src = shared_data / "tdoku_benchmark_sets" / "puzzles7_serg_benchmark"
+    head = b"".join(src.read_bytes().splitlines(keepends=True)[:502])
+    path = write_input(tmp_path / "serg.txt", head)
+    res = run_cli("run", "-i", path, "-o", "out", "--workers", "2", "--chunk-size", "100")
+    assert res.returncode == 0, res.stderr
+    frame = check_run(tmp_path / "out", {str(path): 500})
+    assert (frame["status"] == "multiple").all()
+    assert (frame["n_solutions"] == 2).all()
+
+
+def test_shared_royle_and_diabolical_heads(run_cli, tmp_path, shared_data):
+    royle = shared_data / "royle_17clue" / "sudoku17.txt"
+    diab = shared_data / "sudoku_exchange_bank" / "diabolical.txt"
+    a = write_input(tmp_path / "royle.txt", b"".join(royle.read_bytes().splitlines(True)[:301]))
+    b = write_input(tmp_path / "diab.txt.gz", b"".join(diab.read_bytes().splitlines(True)[:300]))
+    res = run_cli("run", "-i", a, "-i", b, "-o", "out", "--workers", "2", "--chunk-size", "64")
+    assert res.returncode == 0, res.stderr
+    frame = check_run(tmp_path / "out", {str(a): 300, str(b): 300})
+    assert (frame["status"] == "solved").all()
+
+
+# ---------------------------------------------------------------------------------------
+# Odd records: each a malformed row, none lost, memory flat
+
+
+def _peak_rss_mb(args, cwd: Path) -> tuple[int, float, str]:
+    """Exit code and the peak RSS (MB) of the run's own process, via a fresh wrapper."""
+    wrapper = ("import resource, subprocess, sys\n"
+               "r = subprocess.run(sys.argv[1:], capture_output=True)\n"
+               "sys.stderr.write(r.stderr.decode('utf-8', 'replace'))\n"
+               "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+    res = subprocess.run([sys.executable, "-c", wrapper, *pipeline_command(), *map(str, args)],
+                         cwd=cwd, env=clean_env(), capture_output=True, timeout=280)
+    code, kb = res.stdout.decode().split()
+    return int(code), int(kb) / 1024, res.stderr.decode("utf-8", "replace")
+
+
+@pytest.fixture(scope="module")
+def small_peak(workdir) -> float:
+    (workdir / "small.txt").write_text(f"{PUZZLE}\n{LEET}\n")
+    code, peak, err = _peak_rss_mb(["run", "-i", "small.txt", "-o", "small_out", "--workers",
+                                    "1"], workdir)
+    assert code == 0, err
+    return peak
+
+
+@pytest.mark.slow
+def test_100mb_line_is_one_truncated_malformed_row(tmp_path, workdir, small_peak):
+    path = tmp_path / "long.txt"
+    piece = b"123456789" * (1 << 16)
+    with open(path, "wb") as f:
+        f.write(f"# a comment\n{PUZZLE}\n".encode())
+        while f.tell() < 100 * (1 << 20):
+            f.write(piece)
+        f.write(f"\n{LEET}\n".encode())
+    length = path.stat().st_size - len(f"# a comment\n{PUZZLE}\n") - len(f"\n{LEET}\n")
+    code, peak, err = _peak_rss_mb(["run", "-i", path, "-o", tmp_path / "out", "--workers", "1"],
+                                   tmp_path)
+    assert code == 0, err
+    frame = assert_every_row_once(tmp_path / "out", 3, str(path))
+    assert frame["status"].to_list() == ["solved", "malformed", "solved"]
+    reason = frame["reason"][1]
+    assert "truncated" in reason and f"{length:,}" in reason
+    assert len(frame["puzzle"][1]) < 10_000
+    assert frame["puzzle"][1].startswith("123456789")
+    assert peak - small_peak < 80, f"peak RSS {peak:.0f} MB vs {small_peak:.0f} MB for 2 rows"
+    path.unlink()
+
+
+@pytest.mark.slow
+def test_gzip_bomb_is_streamed(tmp_path, workdir, small_peak):
+    path = tmp_path / "bomb.txt.gz"
+    raw_size = 0
+    with gzip.open(path, "wb", compresslevel=9) as f:
+        f.write(f"{PUZZLE}\n".encode() * 5)
+        block = b"0" * (1 << 20)
+        for _ in range(150):
+            f.write(block)
+        f.write(f"\n{LEET}\n".encode() * 5)
+        raw_size = 150 * (1 << 20)
+    assert raw_size / path.stat().st_size > 900
+    code, peak, err = _peak_rss_mb(["run", "-i", path, "-o", tmp_path / "out", "--workers", "1"],
+                                   tmp_path)
+    assert code == 0, err
+    frame = assert_every_row_once(tmp_path / "out", 11, str(path))
+    assert frame["status"].to_list() == ["solved"] * 5 + ["malformed"] + ["solved"] * 5
+    assert peak - small_peak < 80, f"peak RSS {peak:.0f} MB vs {small_peak:.0f} MB for 2 rows"
+
+
+@pytest.mark.slow
+def test_many_rows_gzip_is_streamed(tmp_path, workdir, small_peak):
+    path = tmp_path / "rows.csv.gz"
+    row = f"{PUZZLE},{SOLUTION}\n".encode()
+    with gzip.open(path, "wb", compresslevel=6) as f:
+        f.write(b"puzzle,solution\n")
+        f.write(row * 200_000)  # ~33 MB of text
+    code, peak, err = _peak_rss_mb(["run", "-i", path, "-o", tmp_path / "out", "--workers", "2",
+                                    "--no-timings"], tmp_path)
+    assert code == 0, err
+    frame = read_results(tmp_path / "out")
+    assert frame.height == 200_000 and frame["row"].to_list() == list(range(200_000))
+    assert peak - small_peak < 400, f"peak RSS {peak:.0f} MB vs {small_peak:.0f} MB"
+
+
+# ---------------------------------------------------------------------------------------
+# Hypothesis: random input never crashes the pipeline, and every row is accounted for
+
+
+def _records(data: bytes, csv: bool) -> list[tuple[int, bytes]]:
+    """(start, text) of each record, by the README's rules, written plainly: a record ends
+    at LF, CRLF or CR; in a CSV a field starting with a quote runs to its closing quote."""
+    out, i, n = [], 0, len(data)
+    while i < n:
+        start, field_start, end = i, True, None
+        while i < n:
+            c = data[i:i + 1]
+            if c in (b"\n", b"\r"):
+                end = i
+                i += 2 if data[i:i + 2] == b"\r\n" else 1
+                break
+            if csv and c == b'"' and field_start:
+                j = i + 1
+                while j < n:  # the closing quote: a quote not doubled
+                    if data[j:j + 1] == b'"':
+                        if data[j + 1:j + 2] == b'"':
+                            j += 2
+                            continue
+                        break
+                    j += 1
+                if j < n:
+                    i, field_start = j + 1, False
+                    continue
+            field_start = c == b","
+            i += 1
+        out.append((start, data[start:i if end is None else end]))
+    return out
+
+
+def _expected_rows(data: bytes, shape: dict) -> int:
+    """How many rows the README's rules find in `data` under the run's shape."""
+    csv = shape["kind"] == "csv"
+    start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    rows = 0
+    for at, text in _records(data[start:], csv):
+        body = text.strip(b" \t\x0b\x0c")
+        if at + start < shape["data_start"] or not body:
+            continue
+        if not csv and body.startswith(b"#"):
+            continue
+        rows += 1
+    return rows
+
+
+def _run_in_process(path: Path, out: Path):
+    settings_ = Settings(inputs=[str(path)], folder=str(out), quiet=True, workers=1,
+                         chunk_size=3, timings=False)
+    return run_mod.run(settings_)
+
+
+def _check_accounted(data: bytes, tmp: Path) -> None:
+    path = tmp / "in.txt"
+    path.write_bytes(data)
+    out = tmp / "out"
+    shutil.rmtree(out, ignore_errors=True)
+    try:
+        summary = _run_in_process(path, out)
+    except InputError:
+        return  # an unusable input is a clear no (exit 2), not a crash
+    except PipelineError as exc:  # anything else the pipeline refuses must be a usage error
+        assert exit_code(exc) == 2, exc
+        return
+    assert (out / "_SUCCESS").exists()
+    manifest = json.loads((out / "manifest.json").read_text())
+    shape = manifest["definition"]["inputs"][0]["layout"]
+    frame = read_results(out)
+    assert frame.height == _expected_rows(data, shape), shape
+    assert frame["row"].to_list() == list(range(frame.height))
+    assert summary.rows == frame.height
+    assert frame["status"].is_not_null().all()
+    bad = frame.filter(pl.col("status").is_in(["malformed", "invalid", "error"]))
+    assert bad["reason"].is_not_null().all()
+    assert not frame["reason"].drop_nulls().str.contains("\n").any()
+    assert (frame["status"] != "error").all()
+
+
+csvish_alphabet = st.sampled_from(
+    list("0123456789.,\"\n\r #xé") + [PUZZLE, SOLUTION, "puzzle", "solution", ",", "\n"])
+
+
+@pytest.mark.slow
+@given(st.binary(max_size=600))
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+def test_random_bytes_never_crash(tmp_path, data):
+    _check_accounted(data, tmp_path)
+
+
+@pytest.mark.slow
+@given(st.lists(csvish_alphabet, max_size=120).map("".join), st.booleans())
+@settings(max_examples=20, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+def test_random_csvish_text_never_crashes(tmp_path, text, header):
+    prefix = "id,puzzle,solution\n" if header else ""
+    _check_accounted((prefix + text).encode("utf-8"), tmp_path)
+
+
+@pytest.mark.slow
+@given(st.lists(st.one_of(st.just(PUZZLE), st.just(LEET), st.just(""), st.just("# c"),
+                          st.text(alphabet="0123456789. x", max_size=90)), max_size=60),
+       st.sampled_from(["\n", "\r\n"]))
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+def test_random_text_files_keep_every_line(tmp_path, lines, eol):
+    data = eol.join(lines).encode()
+    _check_accounted(data, tmp_path)
