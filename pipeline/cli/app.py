@@ -136,6 +136,11 @@ def run(
     log_level: Annotated[str, typer.Option(
         click_type=click.Choice(LOG_LEVELS, case_sensitive=False), envvar=_env("log_level"),
         help="How much goes to DIR/logs/run.jsonl.")] = DEFAULTS.log_level,
+    stall_timeout: Annotated[float, typer.Option(
+        metavar="SECONDS", min=0.1, envvar=_env("stall_timeout"),
+        help="A worker whose task says nothing for this long (stopped, a read that never "
+        "ends) is treated as lost: killed where it is ours, its range done again.")
+    ] = DEFAULTS.stall_timeout,
     overwrite: Annotated[bool, typer.Option(
         help="Replace what the output folder holds (also a finished run of the same "
         "inputs: it is done again).")] = False,
@@ -160,13 +165,15 @@ def run(
         workers=workers, chunk_size=chunk_size, limit=limit, puzzle_column=puzzle_column,
         solution_column=solution_column, first_solution=first_solution,
         fail_on=fail_on or [], timings=timings, canonical=canonical, compression=compression,
-        executor=executor, scheduler=scheduler, log_level=log_level)
+        executor=executor, scheduler=scheduler, log_level=log_level,
+        stall_timeout=stall_timeout)
     show = sys.stderr.isatty() and not quiet and not json_out
     progress = progress_mod.Progress() if show else None
     hooks = run_mod.Hooks()
     if progress is not None:
         hooks.on_start = progress.start
         hooks.on_rows = progress.advance
+        hooks.on_progress = progress.progress
     try:
         if incremental:
             from pipeline.job.warehouse import run_incremental

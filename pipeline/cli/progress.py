@@ -8,7 +8,12 @@ from pipeline.tools.terminal import visible
 
 
 class Progress:
-    """A bar on the terminal: rows, percent of the input's bytes, rows/s, time left."""
+    """A bar on the terminal: rows done of the plan's rows, rows/s, time left.
+
+    The plan counts every row before the first is solved, so the bar is of rows, whatever
+    the input (standard input too: it is spilled and planned first). Workers say how many
+    rows they have solved within a part (about twice a second), so the bar moves while
+    parts are under way; a part written settles its rows exactly."""
 
     def __init__(self):
         from rich.progress import (
@@ -22,7 +27,10 @@ class Progress:
         from rich.progress import Progress as Bar
 
         self.started = time.perf_counter()
-        self.rows = 0
+        self.rows = 0  # of parts written by this invocation
+        self.live = 0  # solved within parts not yet written
+        self.resumed = 0
+        self.total = 0
         self.bar = Bar(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                             TaskProgressColumn(),
                             TextColumn("[bold]{task.fields[rows]:,}[/] rows"),
@@ -32,18 +40,31 @@ class Progress:
         self.task = self.bar.add_task("starting", total=None, rows=0, rate=0.0)
         self.bar.start()
 
-    def start(self, out: str, resumed: int, total_bytes: int, done_bytes: int) -> None:
+    def start(self, out: str, resumed: int, total: int) -> None:
         from rich.markup import escape
 
         desc = f"solving into {escape(visible(out))}" + (
             f" (resuming after {resumed:,} rows)" if resumed else "")
-        self.bar.update(self.task, description=desc, total=max(total_bytes, 1),
-                        completed=done_bytes)
+        self.resumed, self.total = resumed, total
+        self.started = time.perf_counter()
+        self.bar.reset(self.task, description=desc, total=max(total, 1), completed=resumed,
+                       rows=resumed, rate=0.0)
 
-    def advance(self, rows: int, nbytes: int) -> None:
+    def advance(self, rows: int) -> None:
+        """A part of `rows` rows was written."""
         self.rows += rows
-        rate = self.rows / max(time.perf_counter() - self.started, 1e-9)
-        self.bar.update(self.task, advance=nbytes, rows=self.rows, rate=rate)
+        self.live = max(0, self.live - rows)
+        self._show()
+
+    def progress(self, rows: int) -> None:
+        """Workers solved `rows` more rows within parts under way."""
+        self.live += rows
+        self._show()
+
+    def _show(self) -> None:
+        done = min(self.total, self.resumed + self.rows + self.live)
+        rate = (done - self.resumed) / max(time.perf_counter() - self.started, 1e-9)
+        self.bar.update(self.task, completed=done, rows=done, rate=rate)
 
     def stop(self) -> None:
         self.bar.stop()

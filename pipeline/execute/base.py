@@ -7,6 +7,12 @@
     ready() / warming()           wait for the workers / whether none can take a task yet
     close(cancel)                 stop; with cancel, tasks under way are abandoned
 
+A task running on a worker may call `report_progress(rows)` now and then: the rows it has
+done since it last said so. The executor passes them to `on_progress` (a progress bar),
+and takes them as a sign of life: a worker whose task says nothing for `stall_timeout`
+seconds (stopped with SIGSTOP, stuck in a read from a dead NFS server) is treated as lost,
+its task retried elsewhere (`WorkerLost`), never waited for without end.
+
 An executor knows nothing of what its tasks are: it runs them through a `Runner` (the
 functions a worker calls, given by the job that makes the executor), and what to do about a
 failure (retry, hunt the row to blame) is the job's scheduler's. Two executors stand behind
@@ -51,11 +57,30 @@ class Runner:
         return self._module().hello()
 
 
+_REPORTER: list = []  # in a worker: how this process's progress reaches the executor
+
+
+def report_progress(rows: int) -> None:
+    """In a task: `rows` more rows are done (0: still alive). Nothing outside a worker."""
+    if _REPORTER:
+        _REPORTER[0](rows)
+
+
+def set_progress_reporter(send) -> None:
+    """In a worker: send(rows) carries report_progress's news to the executor."""
+    _REPORTER[:] = [send]
+
+
+STALL_TIMEOUT = 300.0  # seconds a task may go without news before its worker counts as lost
+
+
 class Executor:
     """The interface every executor offers to the scheduler."""
 
     name = "executor"
     workers = 1
+    stall_timeout = STALL_TIMEOUT
+    on_progress = None  # called with the rows a running task reports (report_progress)
     # Worker deaths a task may cause before the scheduler hunts for the row to blame
     # (Dask has already retried a task on other workers before it reports it lost).
     retries = 2

@@ -36,13 +36,21 @@ from collections import deque
 
 from pipeline import testhooks
 from pipeline.errors import RunFailed, WorkerLost
-from pipeline.execute.base import Executor, Runner, how_it_ended, picklable
+from pipeline.execute.base import (
+    STALL_TIMEOUT,
+    Executor,
+    Runner,
+    how_it_ended,
+    picklable,
+    set_progress_reporter,
+)
 from pipeline.execute.lifecycle import FORKSERVER_ENV, die_with_parent, start_forkserver
 from pipeline.execute.logship import LogSender, handle_record
 
 log = logging.getLogger("pipeline.executors")
 
 READY_TIMEOUT = 120.0  # seconds for the workers to start
+STALL_CHECK = 5.0  # seconds between looks for workers gone silent
 EXIT_WAIT = 5.0  # seconds a process's exit waits for a worker start under way
 MAX_FAILED_STARTS = 3  # workers dying before they are ready, before the run gives up
 
@@ -63,6 +71,7 @@ def _worker_main(conn, level: int, environ: dict[str, str], runner: Runner) -> N
     die_with_parent(WORKER_NAME)
     if os.getppid() != parent:  # the parent died before the line above took effect
         os._exit(1)
+    _let_go_of_the_forkserver()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C for us all
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     os.environ.clear()
@@ -82,7 +91,27 @@ def _worker_main(conn, level: int, environ: dict[str, str], runner: Runner) -> N
     os._exit(0)
 
 
+def _let_go_of_the_forkserver() -> None:
+    """Close this worker's copy of the run's end of the forkserver's alive pipe.
+
+    The forkserver hands every child that descriptor, and it leaves only when the pipe has
+    no writer left: with the run gone, it would wait for its workers, while they (asking the
+    kernel to die with their parent, the forkserver) wait for it. A busy worker ends that
+    when its task is done; a stopped one never did. Closed here, the run is the pipe's only
+    writer: kill -9 of the run ends the forkserver, and with it every worker, stopped or
+    not (PR_SET_PDEATHSIG), and the resource tracker once they are gone."""
+    from multiprocessing import forkserver
+
+    server = getattr(forkserver, "_forkserver", None)
+    fd = getattr(server, "_forkserver_alive_fd", None)
+    if fd is not None:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        server._forkserver_alive_fd = None
+
+
 def _serve(conn, runner: Runner) -> None:
+    set_progress_reporter(lambda rows: conn.send(("progress", rows)))
     conn.send(("ready", os.getpid(), runner.hello()))
     while True:
         task = conn.recv()
@@ -108,6 +137,8 @@ class _Worker:
         self.pid = process.pid
         self.future: cf.Future | None = None
         self.ready = False
+        self.news = time.monotonic()  # when its task last said something (or was sent)
+        self.stalled = 0.0  # seconds of silence for which it was killed
 
 
 class LocalExecutor(Executor):
@@ -115,8 +146,10 @@ class LocalExecutor(Executor):
 
     name = "local"
 
-    def __init__(self, workers: int, runner: Runner, level: int | str = logging.INFO):
+    def __init__(self, workers: int, runner: Runner, level: int | str = logging.INFO,
+                 stall_timeout: float = STALL_TIMEOUT):
         self.workers = max(1, workers)
+        self.stall_timeout = stall_timeout
         self._runner = runner
         self._context = multiprocessing.get_context("forkserver")
         start_forkserver(runner.preload)
@@ -201,9 +234,10 @@ class LocalExecutor(Executor):
                     self._queue.appendleft((fut, task))
                     continue  # its sentinel will tell us it died
                 w.future = fut
+                w.news = time.monotonic()
 
     def _pump(self, timeout: float | None) -> None:
-        """Wait for messages or deaths, and act on them."""
+        """Wait for messages or deaths, and act on them; kill a worker gone silent."""
         self._started()
         by_object = {}
         for w in self._procs:
@@ -211,11 +245,22 @@ class LocalExecutor(Executor):
             by_object[w.process.sentinel] = w
         if not by_object:
             return
-        ready = multiprocessing.connection.wait(list(by_object), timeout)
+        # Wake up now and then even with nothing to wait for: a stalled worker says nothing.
+        beat = min(STALL_CHECK, self.stall_timeout / 4)
+        ready = multiprocessing.connection.wait(
+            list(by_object), beat if timeout is None else min(timeout, beat))
         dead = []  # a death shows on the pipe, the sentinel or both: listed once
         for obj in ready:
             w = by_object[obj]
             if w not in dead and (obj is not w.conn or not self._receive(w)):
+                dead.append(w)
+        now = time.monotonic()
+        for w in self._procs:
+            if w.future is not None and w not in dead and now - w.news > self.stall_timeout:
+                log.warning("worker process %d made no progress for %.0f s (stopped? a read "
+                            "that never ends?): killed, its range is done again", w.pid,
+                            now - w.news)
+                w.stalled = now - w.news
                 dead.append(w)
         for w in dead:
             self._lost(w)
@@ -230,7 +275,11 @@ class LocalExecutor(Executor):
                 kind, *body = w.conn.recv()
             except (EOFError, OSError, pickle.UnpicklingError):
                 return False  # died, perhaps halfway through a message
-            if kind == "log":
+            if kind == "progress":
+                w.news = time.monotonic()
+                if self.on_progress is not None and body[0]:
+                    self.on_progress(body[0])
+            elif kind == "log":
                 handle_record(body[0])
             elif kind == "ready":
                 w.ready = True
@@ -252,6 +301,8 @@ class LocalExecutor(Executor):
             w.conn.close()
         self._procs.remove(w)
         how = how_it_ended(code)
+        if w.stalled:
+            how = f"no progress for {w.stalled:.0f} s, killed"
         if w.future is not None:
             w.future.set_exception(WorkerLost(f"worker process {w.pid} died ({how})"))
             w.future = None
@@ -261,7 +312,8 @@ class LocalExecutor(Executor):
                 raise RunFailed(f"worker processes die as they start ({how}); see the "
                                 "messages above")
         if not self._closed:
-            log.warning("worker process %d died (%s); starting another", w.pid, how)
+            if not w.stalled:  # (a stalled one was said already)
+                log.warning("worker process %d died (%s); starting another", w.pid, how)
             self._start_worker()
 
     # Stopping ---------------------------------------------------------------------------

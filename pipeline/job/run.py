@@ -55,8 +55,10 @@ log = logging.getLogger("pipeline.run")
 class Hooks:
     """What the caller (the CLI) wants to hear while the run goes."""
 
-    on_start: Callable[[str, int, int, int], None] = lambda out, rows, total, done: None
-    on_rows: Callable[[int, int], None] = lambda rows, nbytes: None  # a part written
+    # The run starts solving: its folder, the rows already done (resumed), all its rows.
+    on_start: Callable[[str, int, int], None] = lambda out, resumed, total: None
+    on_rows: Callable[[int], None] = lambda rows: None  # a part written, of so many rows
+    on_progress: Callable[[int], None] = lambda rows: None  # rows solved within parts
 
 
 def run(settings: Settings, hooks: Hooks | None = None) -> Summary:
@@ -159,10 +161,10 @@ def _make_executor(settings: Settings):
         from pipeline.execute import dask_client
 
         return dask_client.executor(settings.scheduler or None, workers, RUNNER,
-                                    settings.log_level)
+                                    settings.log_level, settings.stall_timeout)
     from pipeline.execute.local import LocalExecutor
 
-    return LocalExecutor(workers, RUNNER, settings.log_level)
+    return LocalExecutor(workers, RUNNER, settings.log_level, settings.stall_timeout)
 
 
 def _spill(inputs: list[Input], run_folder: RunFolder, executor, rows: int) -> None:
@@ -213,7 +215,6 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
     run_folder.remove_temporary()
     run_folder.results.makedirs()
     ranges = [r for inp in inputs for r in inp.ranges]
-    by_part = {r.part: r for r in ranges}
     expected = {r.part: (r.rows, r.digest) for r in ranges}
     digest = runfolder.definition_digest(definition)
     done = run_folder.done_parts(expected, digest)
@@ -222,8 +223,8 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
     if done:
         stats.count_done(run_folder, [r for r in ranges if r.part in done], tallies)
         log.info("resuming: %d rows already written", resumed)
-    hooks.on_start(run_folder.shown, resumed, sum(r.end - r.start for r in ranges),
-                   sum(r.end - r.start for r in ranges if r.part in done))
+    hooks.on_start(run_folder.shown, resumed, sum(r.rows for r in ranges))
+    executor.on_progress = hooks.on_progress
     carried: list[str] = []
     for inp in inputs:
         for _, name in inp.shape.carried:
@@ -258,8 +259,7 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
         engine[1] += figures.solve_cpu_seconds
         if figures.rows:
             part_seconds.append(figures.solve_seconds / figures.rows * 1e6)
-        r = by_part[figures.part]
-        hooks.on_rows(figures.rows, r.end - r.start)
+        hooks.on_rows(figures.rows)
 
     executor.ready()
     t_ready = time.perf_counter()

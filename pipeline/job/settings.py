@@ -51,6 +51,7 @@ class Settings:
     executor: str = "local"  # local (a process pool) or dask
     scheduler: str = ""  # a Dask scheduler's address; empty with dask = a local cluster
     log_level: str = "INFO"  # for DIR/logs/run.jsonl
+    stall_timeout: float = 300.0  # seconds a task may go without news before it is lost
 
     def __post_init__(self) -> None:
         self.log_level = self.log_level.upper()
@@ -59,6 +60,9 @@ class Settings:
             raise UsageError(f"workers must be 0 (one per core) or more, not {self.workers}")
         if self.chunk_size < 1:
             raise UsageError(f"chunk size must be at least 1, not {self.chunk_size}")
+        if not self.stall_timeout > 0:
+            raise UsageError(f"stall timeout must be more than 0 seconds, not "
+                             f"{self.stall_timeout}")
         if self.limit < 0:
             raise UsageError(f"limit must be 0 (every row) or more, not {self.limit}")
         if self.executor not in EXECUTORS:
@@ -119,6 +123,8 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
         ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
         if kind is list:
             ok = isinstance(value, list | str)
+        if kind is float:
+            ok = isinstance(value, int | float) and not isinstance(value, bool)
         if not ok:
             raise UsageError(f"config file {path}: {name} = {value!r} is not a "
                              f"{kind.__name__}")

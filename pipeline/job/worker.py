@@ -28,6 +28,7 @@ import time
 import numpy as np
 
 from pipeline.errors import InputChanged, InputError
+from pipeline.execute.base import report_progress
 from pipeline.io import inputs, ranges, reader, records, runfolder
 from pipeline.io.storage import Location, why
 from pipeline.io.strings import buffers
@@ -188,7 +189,9 @@ def solve(task: Solve) -> Figures:
     _maybe_fail(offsets, data, skipped)
     grids, bad = grid.encode_buffers(offsets, data)
     bad.update(skipped)
-    outcome = solver.solve_grids(grids, task.limit, bad, expected, task.timings)
+    report_progress(0)  # read: alive
+    outcome = _solve_in_steps(grids, task.limit, bad, expected, task.timings,
+                              count=task.window is None)
     for i, reason in poisoned.items():
         outcome.status[i] = Status.ERROR
         outcome.reasons[i] = reason
@@ -225,6 +228,34 @@ def solve(task: Solve) -> Figures:
     log.debug("%s: %.3f s (read %.3f, solve %.3f, write %.3f)", task, figures.seconds,
               t_read - started, t_solve - t_read, done - t_solve, extra={"part": r.part})
     return figures
+
+
+STEP_SECONDS = 0.5  # about how long a piece of a range is solved before progress is said
+FIRST_STEP = 2048  # rows solved first, to learn the range's pace
+
+
+def _solve_in_steps(grids, limit, bad, expected, timings, count: bool = True
+                    ) -> solver.Outcome:
+    """solver.solve_grids over the range in pieces of about STEP_SECONDS each, saying after
+    each how many rows are done (report_progress): the run's progress moves within a part,
+    and a worker that goes silent is known to be stuck. Easy rows go in one more call."""
+    n = len(grids)
+    if n == 0:
+        return solver.solve_grids(grids, limit, bad, expected, timings)
+    pieces, start, step = [], 0, FIRST_STEP
+    while start < n:
+        stop = min(n, start + step)
+        began = time.perf_counter()
+        pieces.append(solver.solve_grids(
+            grids[start:stop], limit,
+            {i - start: why for i, why in bad.items() if start <= i < stop},
+            None if expected is None else (expected[0][start:stop + 1], expected[1],
+                                           expected[2][start:stop]), timings))
+        report_progress(stop - start if count else 0)  # a probe's rows are not progress
+        pace = (time.perf_counter() - began) / (stop - start)
+        step = max(FIRST_STEP, int(STEP_SECONDS / pace) if pace > 0 else n)
+        start = stop
+    return solver.Outcome.concat(pieces)
 
 
 def _canonical(grids: np.ndarray, outcome) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -44,9 +44,14 @@ class Outcome:
         for p in parts:
             reasons.update({start + i: why for i, why in p.reasons.items()})
             start += len(p)
+        if len(parts) == 1:
+            return parts[0]
         cycles = None
         if all(p.cycles is not None for p in parts):
             cycles = np.concatenate([p.cycles for p in parts])
+        same = None
+        if all(p.expected_same is not None for p in parts):
+            same = np.concatenate([p.expected_same for p in parts])
         return cls(
             np.concatenate([p.status for p in parts]),
             np.concatenate([p.solutions for p in parts]),
@@ -54,7 +59,7 @@ class Outcome:
             np.concatenate([p.guesses for p in parts]),
             np.concatenate([p.expected_match for p in parts]),
             reasons, cycles, sum(p.solve_seconds for p in parts),
-            sum(p.solve_cpu_seconds for p in parts),
+            sum(p.solve_cpu_seconds for p in parts), same,
         )
 
 

@@ -1,0 +1,108 @@
+"""Nothing hangs: a worker that stops without dying is noticed and replaced, the progress
+bar moves within a part, and no process of a run outlives it, whatever its state.
+
+(Attacks of the third round on hangs and runaway resources; each failed before its fix.)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import signal
+import time
+
+import psutil
+import pytest
+from conftest import load_set, pipeline_command
+from helpers import clean_env, finish, start, wait_for
+
+pytestmark = pytest.mark.slow
+
+
+def _hard(tmp_path, n: int = 96_000):
+    """A text file of n forum-hardest puzzles (each at about 20,000 a second a core)."""
+    grids = load_set("tdoku_benchmark_sets/puzzles5_forum_hardest_1905_11+")
+    rows = ["".join(map(str, g)).replace("0", ".") for g in grids]
+    path = tmp_path / "hard.txt"
+    path.write_text("\n".join((rows * (n // len(rows) + 1))[:n]) + "\n")
+    return path
+
+
+def _workers(proc) -> list[psutil.Process]:
+    """The run's worker processes (children of its forkserver, named pipeline-worker)."""
+    try:
+        kids = psutil.Process(proc.pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+    return [k for k in kids if _name(k) == "pipeline-worker"]
+
+
+def _name(p: psutil.Process) -> str:
+    try:
+        return p.name()
+    except psutil.Error:
+        return ""
+
+
+def test_a_stopped_worker_is_killed_and_its_range_done_again(tmp_path):
+    """SIGSTOP a worker (as a read from a dead NFS server would stop it): after
+    --stall-timeout seconds without a word it is killed, a new one does its range, the run
+    ends with every row and says why in its log."""
+    data = _hard(tmp_path)
+    proc = start(["run", "-i", str(data), "-o", "out", "--workers", "1", "--chunk-size",
+                  "100000", "--stall-timeout", "3", "-q", "--json"], tmp_path)
+    wait_for(lambda: _workers(proc), proc, timeout=60)
+    time.sleep(1.0)  # its range under way
+    victim = _workers(proc)[0]
+    victim.send_signal(signal.SIGSTOP)
+    code, out, err = finish(proc, timeout=180)
+    assert code == 0, err
+    assert json.loads(out)["rows"] == 96_000
+    assert not victim.is_running() or victim.status() == psutil.STATUS_ZOMBIE
+    log = (tmp_path / "out" / "logs" / "run.jsonl").read_text()
+    assert f"worker process {victim.pid} made no progress for" in log
+
+
+def test_no_process_of_a_run_outlives_it_even_a_stopped_one(tmp_path):
+    data = _hard(tmp_path)
+    proc = start(["run", "-i", str(data), "-o", "out", "--workers", "2", "-q"], tmp_path)
+    wait_for(lambda: len(_workers(proc)) == 2, proc, timeout=60)
+    time.sleep(0.5)
+    ours = psutil.Process(proc.pid).children(recursive=True)  # forkserver, tracker, workers
+    _workers(proc)[0].send_signal(signal.SIGSTOP)
+    proc.kill()
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(p.is_running() and
+                                              p.status() != psutil.STATUS_ZOMBIE for p in ours):
+        time.sleep(0.1)
+    left = [p for p in ours if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    assert not left, [(p.pid, _name(p), p.status()) for p in left]
+
+
+def test_the_bar_moves_within_a_part(tmp_path):
+    """One range of 40,000 hard puzzles on one worker (two seconds or so): the bar shows
+    rows done before the part is written, not 0 until it is."""
+    data = _hard(tmp_path, 40_000)
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.chdir(tmp_path)
+        os.environ.update(clean_env())
+        os.execv(pipeline_command()[0], [*pipeline_command(), "run", "-i", str(data), "-o",
+                                         "out", "--chunk-size", "100000", "--workers", "1"])
+    chunks = []
+    while True:
+        try:
+            got = os.read(fd, 4096)
+        except OSError:
+            break
+        if not got:
+            break
+        chunks.append(got)
+    _, status = os.waitpid(pid, 0)
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode("utf-8", "replace"))
+    assert os.waitstatus_to_exitcode(status) == 0, text
+    shown = {int(n.replace(",", "")) for n in re.findall(r"([\d,]+) rows(?! in)", text)}
+    assert any(0 < n < 40_000 for n in shown), sorted(shown)
