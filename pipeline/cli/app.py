@@ -18,9 +18,9 @@ import typer
 from pipeline import VERSION
 from pipeline.cli import progress as progress_mod
 from pipeline.errors import UsageError
+from pipeline.io.terminal import visible
 from pipeline.job.settings import COMPRESSIONS, DEFAULTS, EXECUTORS, LOG_LEVELS
 from pipeline.sudoku.status import STATUS_NAMES, parse_statuses
-from pipeline.tools.terminal import visible
 
 app = typer.Typer(
     name="pipeline",

@@ -34,7 +34,7 @@ from pipeline.errors import (
 )
 from pipeline.execute import lifecycle
 from pipeline.io.storage import scrub
-from pipeline.tools.terminal import visible
+from pipeline.io.terminal import visible
 
 EXIT_CODES: dict[type[PipelineError], int] = {
     UsageError: 2, InputError: 2, OutputBusy: 2, DefinitionMismatch: 2,

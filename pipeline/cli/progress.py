@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from pipeline.tools.terminal import visible
+from pipeline.io.terminal import visible
 
 
 class Progress:

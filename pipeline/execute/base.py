@@ -26,6 +26,7 @@ import concurrent.futures as cf
 import importlib
 import pickle
 import signal
+import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -57,18 +58,20 @@ class Runner:
         return self._module().hello()
 
 
-_REPORTER: list = []  # in a worker: how this process's progress reaches the executor
+_REPORTER = threading.local()  # in a worker's task thread: how its news reaches the run
 
 
 def report_progress(rows: int) -> None:
     """In a task: `rows` more rows are done (0: still alive). Nothing outside a worker."""
-    if _REPORTER:
-        _REPORTER[0](rows)
+    send = getattr(_REPORTER, "send", None)
+    if send is not None:
+        send(rows)
 
 
 def set_progress_reporter(send) -> None:
-    """In a worker: send(rows) carries report_progress's news to the executor."""
-    _REPORTER[:] = [send]
+    """In a worker's task thread: send(rows) carries report_progress's news to the
+    executor (None: nothing)."""
+    _REPORTER.send = send
 
 
 STALL_TIMEOUT = 300.0  # seconds a task may go without news before its worker counts as lost
@@ -112,6 +115,9 @@ class Executor:
     def result(self, future):
         """The task's result; WorkerLost if its worker died, else the task's own exception."""
         return future.result()
+
+    def limit(self, tasks: int) -> None:
+        """There are only `tasks` tasks to do (the executor may start fewer workers)."""
 
     def ready(self) -> None:
         """Block until the workers are started."""

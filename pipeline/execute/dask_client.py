@@ -16,7 +16,7 @@ DaskExecutor runs in this process.
 
 Between the two, one socket pair and pickled messages::
 
-    command -> client   ("open", address, workers, level, runner)   once, first
+    command -> client   ("open", address, workers, level, runner, stall)   once, first
                         ("submit", n, task)                 a task, numbered by the command
                         ("cpu",)                            how much CPU the client has used
                         ("close", cancel)                   last
@@ -24,6 +24,7 @@ Between the two, one socket pair and pickled messages::
                         ("failed", exc)                     cannot connect; scheduler lost
                         ("done", n, figures) ("error", n, exc)   a task's outcome
                         ("log", attrs)                      a record of the client's loggers
+                        ("progress", rows)                  rows solved within tasks
                         ("cpu", seconds)
 
 A task goes to the cluster when it arrives and its outcome comes back when Dask has it (a
@@ -58,7 +59,7 @@ import time
 from multiprocessing.connection import Connection
 
 from pipeline.errors import RunFailed, WorkerLost
-from pipeline.execute.base import Executor, Runner, how_it_ended, picklable
+from pipeline.execute.base import STALL_TIMEOUT, Executor, Runner, how_it_ended, picklable
 from pipeline.execute.lifecycle import die_with_parent
 from pipeline.execute.logship import LogSender, handle_record
 
@@ -70,13 +71,13 @@ THREADED = ("polars", "pyarrow")  # modules whose import may start threads of th
 
 
 def executor(address: str | None, workers: int, runner: Runner,
-             level: int | str = logging.INFO) -> Executor:
+             level: int | str = logging.INFO, stall_timeout: float = STALL_TIMEOUT) -> Executor:
     """The run's Dask executor: in a client process of its own where a fork is safe."""
     if threading.active_count() == 1 and not any(m in sys.modules for m in THREADED):
-        return ClientProcess(address, workers, runner, level)
+        return ClientProcess(address, workers, runner, level, stall_timeout)
     from pipeline.execute.dask_cluster import DaskExecutor
 
-    return DaskExecutor(address, workers, runner, level)
+    return DaskExecutor(address, workers, runner, level, stall_timeout)
 
 
 def _fork() -> tuple[_Forked, Connection]:
@@ -141,8 +142,9 @@ class ClientProcess(Executor):
     retries, batches = 0, True  # as DaskExecutor's
 
     def __init__(self, address: str | None, workers: int, runner: Runner,
-                 level: int | str = logging.INFO):
+                 level: int | str = logging.INFO, stall_timeout: float = STALL_TIMEOUT):
         self.workers = max(1, workers)
+        self.stall_timeout = stall_timeout
         self._proc, self._conn = _fork()
         self._ids = itertools.count()
         self._futures: dict[int, cf.Future] = {}
@@ -151,7 +153,7 @@ class ClientProcess(Executor):
         self._cpu: float | None = 0.0
         self._closed = False
         level = logging.getLevelName(level) if isinstance(level, str) else level
-        self._send(("open", address, self.workers, level, runner))
+        self._send(("open", address, self.workers, level, runner, stall_timeout))
 
     def warming(self) -> bool:
         self._pump(0)
@@ -243,6 +245,9 @@ class ClientProcess(Executor):
         kind, *body = message
         if kind == "log":
             handle_record(body[0])
+        elif kind == "progress":
+            if self.on_progress is not None:
+                self.on_progress(body[0])
         elif kind in ("done", "error"):
             fut = self._futures.pop(body[0], None)
             if fut is not None and not fut.done():
@@ -300,6 +305,7 @@ class _Server:
         self.closed = False
         self.failure: BaseException | None = None
         self.pending: set[int] = set()
+        self.check_every = CHECK_INTERVAL
         self._lock = threading.Lock()  # sends come from this thread and Dask's callbacks
 
     def send(self, message) -> None:
@@ -311,10 +317,12 @@ class _Server:
         kind, *body = self.conn.recv()
         if kind != "open":
             return  # closed before it was opened
-        address, workers, level, runner = body
+        address, workers, level, runner, stall = body
         logging.getLogger().setLevel(level)
+        self.check_every = min(CHECK_INTERVAL, stall / 4)
         try:
-            self.executor = make(address, workers, runner, level)
+            self.executor = make(address, workers, runner, level, stall)
+            self.executor.on_progress = lambda rows: self.send(("progress", rows))
             self.executor.ready()
         except BaseException as exc:  # the command raises it; tasks get it too
             self.failure = picklable(exc)
@@ -322,7 +330,7 @@ class _Server:
         else:
             self.send(("ready", self.executor.workers))
         while True:
-            if not self.conn.poll(CHECK_INTERVAL):
+            if not self.conn.poll(self.check_every):
                 self._check()
                 continue
             kind, *body = self.conn.recv()

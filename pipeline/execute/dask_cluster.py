@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures as cf
+import contextlib
 import itertools
 import logging
 import os
@@ -67,7 +68,7 @@ from collections.abc import Iterable
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from pipeline.errors import RunFailed, UsageError, WorkerLost
-from pipeline.execute.base import Executor, Runner
+from pipeline.execute.base import STALL_TIMEOUT, Executor, Runner, set_progress_reporter
 from pipeline.execute.logship import handle_record, record_attributes
 
 log = logging.getLogger("pipeline.dask_executor")
@@ -98,13 +99,27 @@ def _ensure_warm(runner: Runner) -> float | None:
         return _warm[0]
 
 
-def run_on_worker(runner: Runner, task):
-    """What a Dask worker runs for one task: warm up if need be (not timed), then run it."""
+def run_on_worker(runner: Runner, topic: str, task):
+    """What a Dask worker runs for one task: warm up if need be (not timed), then run it,
+    its progress sent to the run's topic (the client's sign that the task is alive)."""
     seconds = _ensure_warm(runner)
     if seconds is not None:
         log.info("worker pid %d: kernel loaded in %.2f s (in its first task)", os.getpid(),
                  seconds)
-    return runner.execute(task)
+    from distributed import get_worker
+
+    worker = get_worker()
+    key, address = worker.get_current_task(), worker.address
+
+    def send(rows: int) -> None:
+        worker.log_event(topic, {"progress": rows, "key": key, "worker": address})
+
+    set_progress_reporter(send)
+    try:
+        send(0)  # started
+        return runner.execute(task)
+    finally:
+        set_progress_reporter(None)
 
 
 class _ForwardRunRecords(logging.Handler):
@@ -211,6 +226,38 @@ class _RunPlugin(WorkerPlugin):
 # ------------------------------------------------------------------------------------------
 
 
+async def _remove_worker(dask_scheduler=None, address: str = "") -> str:
+    """On the scheduler: forget a worker that has gone silent (its tasks are rescheduled)."""
+    return await dask_scheduler.remove_worker(address=address,
+                                              stimulus_id=f"pipeline-stalled-{time.time()}")
+
+
+def _connect(address: str):
+    """A client of the scheduler at `address`, within CONNECT_TIMEOUT seconds in all.
+
+    Client's own timeout covers the connection, not the handshake after it: a server
+    that accepts and never answers held it for minutes. So the client is made in a thread
+    of its own, and given up on (TimeoutError) when it is not there in time."""
+    from distributed import Client
+
+    made: list = []
+
+    def connect() -> None:
+        try:
+            made.append(Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False))
+        except BaseException as exc:  # raised in the caller's thread below
+            made.append(exc)
+
+    thread = threading.Thread(target=connect, name="pipeline-dask-connect", daemon=True)
+    thread.start()
+    thread.join(CONNECT_TIMEOUT + 2)
+    if not made:
+        raise TimeoutError(f"no answer in {CONNECT_TIMEOUT:.0f} s")
+    if isinstance(made[0], BaseException):
+        raise made[0]
+    return made[0]
+
+
 def _check_address(address: str) -> None:
     """A usage error for an address Dask cannot use (before a Client half-starts on it)."""
     from distributed.comm.addressing import parse_address, parse_host_port
@@ -233,12 +280,14 @@ class DaskExecutor(Executor):
     batches = True
 
     def __init__(self, address: str | None, workers: int, runner: Runner,
-                 level: int | str = logging.INFO):
+                 level: int | str = logging.INFO, stall_timeout: float = STALL_TIMEOUT):
         import dask
-        from distributed import Client, LocalCluster
+        from distributed import LocalCluster
 
         self.token = uuid.uuid4().hex[:12]
         self.runner = runner
+        self.stall_timeout = stall_timeout
+        self._news: dict[str, tuple[float, str]] = {}  # key -> (its last news, its worker)
         self.address = address
         self.workers = max(1, workers)
         self._topic = f"pipeline-log-{self.token}"
@@ -256,7 +305,7 @@ class DaskExecutor(Executor):
             _check_address(address)
         try:
             if address:
-                self._client = Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+                self._client = _connect(address)
             else:
                 # One failure per task: a row that kills its worker is found sooner.
                 with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
@@ -266,6 +315,8 @@ class DaskExecutor(Executor):
                         # no dashboard; the scheduler's small HTTP endpoint on a free port
                         scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
                         silence_logs=logging.WARNING)
+                from distributed import Client
+
                 self._client = Client(self._cluster, set_as_default=False)
         except ValueError as exc:  # an address Dask cannot parse
             self.close()
@@ -304,7 +355,8 @@ class DaskExecutor(Executor):
     def submit(self, task):
         self.ready()
         key = f"pipeline-{self.token}-{next(self._keys)}"
-        future = self._client.submit(run_on_worker, self.runner, task, key=key, pure=False)
+        future = self._client.submit(run_on_worker, self.runner, self._topic, task, key=key,
+                                     pure=False)
         self._open[key] = future
         return future
 
@@ -316,7 +368,7 @@ class DaskExecutor(Executor):
             return set()
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            step = NO_WORKER_WARNING
+            step = min(NO_WORKER_WARNING, self.stall_timeout / 4)
             if deadline is not None:
                 step = min(step, max(0.0, deadline - time.monotonic()))
             try:
@@ -334,8 +386,21 @@ class DaskExecutor(Executor):
 
     def check(self, waiting: int) -> None:
         """RunFailed once the scheduler is lost; a warning while `waiting` tasks (if any)
-        have no worker to run on."""
+        have no worker to run on; a worker whose task has said nothing for
+        `stall_timeout` seconds is removed from the cluster (its task then runs again
+        elsewhere, and a part it may still write is fenced off by the run)."""
         self._check_connected()
+        now = time.monotonic()
+        for key, (when, address) in list(self._news.items()):
+            if key not in self._open:
+                del self._news[key]
+            elif now - when > self.stall_timeout and address:
+                del self._news[key]
+                log.warning("dask: worker %s made no progress on a task for %.0f s "
+                            "(stopped? a read that never ends?): removed from the cluster, "
+                            "its task runs again", address, now - when)
+                with contextlib.suppress(Exception):
+                    self._client.run_on_scheduler(_remove_worker, address=address)
         if waiting and not self._client.nthreads():
             log.warning("dask: no workers on the cluster; %d task(s) waiting", waiting)
 
@@ -384,4 +449,10 @@ class DaskExecutor(Executor):
     # Log records from the workers ---------------------------------------------------------
 
     def _on_record(self, event) -> None:
-        handle_record(event[1])
+        attrs = event[1]
+        if "progress" in attrs:  # a task's news: it is alive, and so many rows are done
+            self._news[attrs["key"]] = (time.monotonic(), attrs.get("worker"))
+            if attrs["progress"] and self.on_progress is not None:
+                self.on_progress(attrs["progress"])
+            return
+        handle_record(attrs)

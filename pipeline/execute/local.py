@@ -148,7 +148,11 @@ class LocalExecutor(Executor):
 
     def __init__(self, workers: int, runner: Runner, level: int | str = logging.INFO,
                  stall_timeout: float = STALL_TIMEOUT):
-        self.workers = max(1, workers)
+        most, why = machine_holds()
+        if workers > most:
+            log.warning("%d workers asked for: %d started, what this machine holds (%s)",
+                        workers, most, why)
+        self.workers = max(1, min(workers, most))
         self.stall_timeout = stall_timeout
         self._runner = runner
         self._context = multiprocessing.get_context("forkserver")
@@ -169,8 +173,10 @@ class LocalExecutor(Executor):
 
     def _start_all(self) -> None:
         try:
-            for _ in range(self.workers):
+            started = 0
+            while started < self.workers:  # (fewer, once limit() says there is less to do)
                 self._start_worker()
+                started += 1
         except BaseException as exc:  # raised in the main thread, by _started()
             self._start_error = exc
 
@@ -193,6 +199,13 @@ class LocalExecutor(Executor):
         process.start()
         theirs.close()  # so that a dead worker reads as end-of-file here
         self._procs.append(_Worker(process, ours))
+
+    def limit(self, tasks: int) -> None:
+        """There are only `tasks` tasks to do: no more workers than that are started."""
+        if tasks < self.workers:
+            log.info("%d range(s) to do: %d worker process(es), not %d", tasks,
+                     max(1, tasks), self.workers)
+            self.workers = max(1, tasks)
 
     def pids(self) -> list[int]:
         self._started()
@@ -344,6 +357,21 @@ class LocalExecutor(Executor):
             if w.future is not None and not w.future.done():
                 w.future.set_exception(WorkerLost("the pool was closed"))
         self._procs.clear()
+
+
+PER_WORKER = 300 << 20  # bytes a worker may take at its peak (a 50,000-row range: ~250 MB)
+PER_CORE = 4  # workers a core can keep busy at most (more would only wait for it)
+
+
+def machine_holds() -> tuple[int, str]:
+    """How many workers this machine holds, and why in words: PER_CORE a core, and as
+    many as its available memory has room for."""
+    import psutil
+
+    cores = os.cpu_count() or 1
+    free = psutil.virtual_memory().available
+    most = max(1, min(cores * PER_CORE, free // PER_WORKER))
+    return most, f"{cores} cores, {free / 2**30:.1f} GiB available"
 
 
 # Threads starting workers. One cut off by the process's exit halfway through its request

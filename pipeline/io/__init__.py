@@ -11,6 +11,7 @@
     classes     equivalence classes of a run's canonical forms, in flat memory
     outputs     the output files of the commands (csv, csv.gz, parquet), whole or absent
     timestamps  every timestamp the folder, its log and the catalog write
+    terminal    text for a terminal: control characters shown, never obeyed
 
 May import: sudoku, and the foundation.
 """

@@ -16,6 +16,7 @@ import tempfile
 
 from pipeline.io import timestamps
 from pipeline.io.storage import scrub
+from pipeline.io.terminal import visible
 
 
 class JsonLines(logging.Formatter):
@@ -41,10 +42,17 @@ class JsonLines(logging.Formatter):
 
 
 class _Console(logging.Formatter):
-    """Warnings on stderr, with the secrets of URLs removed."""
+    """A warning on stderr in one line: no traceback (the log file has it), the secrets of
+    URLs removed, control characters shown."""
 
     def format(self, record: logging.LogRecord) -> str:
-        return scrub(super().format(record))
+        first = record.getMessage().strip().splitlines()[:1] or [""]
+        return visible(scrub(f"{record.levelname} {first[0]}"))
+
+
+def _ours(record: logging.LogRecord) -> bool:
+    """Only the pipeline's own records reach the terminal (Dask's go to the log file)."""
+    return record.name == "pipeline" or record.name.startswith("pipeline.")
 
 
 _REMOTE: list = []  # (local temporary file, its location in the store) while a run logs
@@ -76,7 +84,8 @@ def hold(level: str = "INFO", quiet: bool = False) -> None:
 def _console() -> logging.Handler:
     console = logging.StreamHandler(sys.stderr)
     console.setLevel(logging.WARNING)
-    console.setFormatter(_Console("%(levelname)s %(message)s"))
+    console.setFormatter(_Console())
+    console.addFilter(_ours)
     console._pipeline = True
     return console
 

@@ -261,6 +261,7 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
             part_seconds.append(figures.solve_seconds / figures.rows * 1e6)
         hooks.on_rows(figures.rows)
 
+    executor.limit(sum(1 for r in ranges if r.part not in done))
     executor.ready()
     t_ready = time.perf_counter()
     # What the stats need (pyarrow, 40 ms; numpy.ma, 20 ms; numba's version, read from its

@@ -23,10 +23,10 @@ import polars as pl
 from pipeline.errors import InputError
 from pipeline.io import runfolder, timestamps
 from pipeline.io.storage import Location
+from pipeline.io.terminal import visible
 from pipeline.sudoku.grade import GRADES
 from pipeline.sudoku.status import STATUS_NAMES
 from pipeline.tools.charts import bar_chart, empty, esc, heat_map, line_chart, short, stacked_hbars
-from pipeline.tools.terminal import visible
 
 REPORT = "report.html"
 STATUS_COLORS = {

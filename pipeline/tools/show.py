@@ -8,7 +8,7 @@ import sys
 import polars as pl
 
 from pipeline.io import runfolder
-from pipeline.tools.terminal import visible
+from pipeline.io.terminal import visible
 
 
 def main(folder: str, statuses: list[str], limit: int = 20, fmt: str = "table") -> int:

@@ -6,6 +6,7 @@ Every process a test starts is stopped by the fixture that started it.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -14,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -420,6 +422,7 @@ def test_cli_scheduler_lost_then_resumed(cluster, data_dir):
         _, stderr = run.communicate(timeout=120)
         assert run.returncode == 3, stderr
         assert "lost the connection to the Dask scheduler" in stderr
+        assert len(stderr.splitlines()) == 1, stderr  # one line, none of Dask's traceback
     finally:
         for p in procs[:2]:  # a worker without its scheduler: no need to be gentle
             if p.poll() is None:
@@ -643,3 +646,106 @@ def test_a_process_with_threads_keeps_the_client_in_process(cluster):
         assert isinstance(ex, DaskExecutor)
     finally:
         ex.close()
+
+
+# --------------------------------------------------------------------------------------
+# nothing hangs: a stopped worker, a scheduler that never answers
+# --------------------------------------------------------------------------------------
+
+
+def test_a_stopped_dask_worker_is_removed_and_its_task_runs_again(data_dir):
+    """SIGSTOP a Dask worker mid-run: after --stall-timeout seconds without news of its
+    task, the client has the scheduler forget it; the task runs elsewhere, every row once."""
+    from distributed import Client
+
+    if not HARD.exists():
+        pytest.skip(f"data set {HARD} is absent")
+    n = 40000
+    path = data_dir / "hard-stalled.txt"
+    with open(HARD) as src, open(path, "w") as dst:
+        dst.writelines(line for _, line in zip(range(n), src, strict=False))
+    out = data_dir / "stalled"
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    procs: list[subprocess.Popen] = []
+    victim = None
+    try:
+        with open(data_dir / "stalled-cluster.log", "w") as logs:
+            procs.append(subprocess.Popen(
+                [str(DASK), "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                 "--no-dashboard"], stdout=logs, stderr=logs, env=_env(), cwd=data_dir,
+                start_new_session=True))
+            for i in range(2):
+                procs.append(subprocess.Popen(
+                    [str(DASK), "worker", address, "--nthreads", "1", "--host", "127.0.0.1",
+                     "--no-dashboard", "--name", f"s{i}"], stdout=logs, stderr=logs,
+                    env=_env(), cwd=data_dir, start_new_session=True))
+        with Client(address, timeout=60, set_as_default=False) as c:
+            c.wait_for_workers(2, timeout=90)
+            pids = c.run(os.getpid)
+        run = subprocess.Popen(
+            [str(PIPELINE), "run", "-i", str(path), "-o", str(out), "--executor", "dask",
+             "--scheduler", address, "--chunk-size", "4000", "--stall-timeout", "3",
+             "--json", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=_env(), cwd=REPO)
+        procs.append(run)
+        deadline = time.monotonic() + 90
+        while not list((out / "results").glob("part-*.parquet")):
+            assert run.poll() is None, run.communicate()
+            assert time.monotonic() < deadline, "the run did not start writing parts"
+            time.sleep(0.05)
+        victim = pids[sorted(pids)[0]]
+        os.kill(victim, signal.SIGSTOP)
+        stdout, stderr = run.communicate(timeout=180)
+        assert run.returncode == 0, stderr
+        summary = json.loads(stdout.strip().splitlines()[-1])
+        assert summary["rows"] == n and summary["counts"]["solved"] == n
+        rows = pl.read_parquet(out / "results" / "*.parquet").select("row")
+        assert rows.height == n and rows.unique().height == n
+        log = (out / "logs" / "run.jsonl").read_text()
+        assert "made no progress on a task for" in log
+    finally:
+        if victim is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(victim, signal.SIGKILL)
+        for p in procs[:3]:
+            if p.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(p.pid, signal.SIGKILL)
+        _stop(procs)
+
+
+def test_a_scheduler_that_never_answers_is_given_up_on(mixed, data_dir, tmp_path):
+    """A server that accepts the connection and then says nothing: one line, exit 3,
+    within the connect timeout (the handshake used to hang for minutes)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])  # and never a byte
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        started = time.monotonic()
+        res = _cli(["-i", str(data_dir / "mixed.csv"), "-o", str(tmp_path / "out"),
+                    "--executor", "dask", "--scheduler",
+                    f"tcp://127.0.0.1:{server.getsockname()[1]}", "--json", "--quiet"],
+                   _env(), timeout=90)
+        assert res.code == 3, res.stderr
+        assert len(res.stderr.splitlines()) == 1 and "Dask scheduler" in res.stderr
+        assert time.monotonic() - started < 45
+    finally:
+        stop.set()
+        thread.join()
+        for s in held:
+            s.close()
+        server.close()

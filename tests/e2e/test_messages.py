@@ -17,7 +17,7 @@ import pytest
 from conftest import PUZZLE, SAMPLE_CSV
 
 from pipeline.io.outputs import defuse
-from pipeline.tools.terminal import visible
+from pipeline.io.terminal import visible
 
 RUN = ["--workers", "1", "--json", "-q"]
 

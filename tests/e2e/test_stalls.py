@@ -106,3 +106,26 @@ def test_the_bar_moves_within_a_part(tmp_path):
     assert os.waitstatus_to_exitcode(status) == 0, text
     shown = {int(n.replace(",", "")) for n in re.findall(r"([\d,]+) rows(?! in)", text)}
     assert any(0 < n < 40_000 for n in shown), sorted(shown)
+
+
+def test_a_pool_is_capped_by_the_machine_and_the_work(tmp_path):
+    """--workers 100000 starts what the machine holds (and no more than the ranges to
+    do), and says so, instead of forking without end."""
+    from conftest import SAMPLE_CSV
+
+    from pipeline.execute.local import machine_holds
+
+    proc = start(["run", "-i", str(SAMPLE_CSV), "-o", "out", "--workers", "100000",
+                  "--json"], tmp_path)
+    most = 0
+    while proc.poll() is None:
+        most = max(most, len(_workers(proc)))
+        time.sleep(0.05)
+    code, out, err = finish(proc)
+    assert code == 0, err
+    cap, _ = machine_holds()
+    assert 0 < most <= cap
+    assert f"100000 workers asked for: {cap} started, what this machine holds" in err
+    assert json.loads(out)["rows"] == 3000
+    log = (tmp_path / "out" / "logs" / "run.jsonl").read_text()
+    assert "range(s) to do" in log or cap <= 6
