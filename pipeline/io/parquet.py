@@ -168,13 +168,11 @@ def iter_whole(loc: Location, shape: Shape) -> Iterator:
 
 
 def _rows(table, shape: Shape):
-    import pyarrow as pa
 
     from pipeline.io.reader import Rows
 
     def text(i: int):
-        col = table.column(i).combine_chunks()
-        return col if col.type == pa.string() else col.cast(pa.string())
+        return as_text(table.column(i).combine_chunks())
 
     cols = {"puzzle": text(shape.puzzle_field)}
     for i, name in shape.carried:
@@ -184,6 +182,30 @@ def _rows(table, shape: Shape):
     reasons = {int(i): "missing puzzle field"
                for i in np.flatnonzero(~np.asarray(cols["puzzle"].is_valid()))}
     return Rows(table.num_rows, cols, reasons)
+
+
+def as_text(col):
+    """A column as strings, as every carried column is: strings as they are, nested values
+    (structs, lists, maps) as JSON text, anything else cast (or, where Arrow cannot, its
+    Python text): never a failure for the column's type."""
+    import json
+
+    import pyarrow as pa
+
+    if col.type == pa.string():
+        return col
+    nested = pa.types.is_nested(col.type) or pa.types.is_map(col.type)
+    if not nested:
+        try:
+            return col.cast(pa.string())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass
+    values = col.to_pylist()
+    if nested:
+        return pa.array([None if v is None else json.dumps(v, ensure_ascii=False, default=str)
+                         for v in values], pa.string())
+    return pa.array([None if v is None else v.decode("utf-8", "replace")
+                     if isinstance(v, bytes) else str(v) for v in values], pa.string())
 
 
 def copy_rows(src: Location, dest: Location, rows: int) -> int:

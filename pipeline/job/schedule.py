@@ -95,10 +95,19 @@ class _Hunt:
 
     task: Solve
     why: str
-    windows: list[tuple[int, int]] = field(default_factory=list)
+    windows: list[tuple[int, int, int]] = field(default_factory=list)  # (lo, hi, depth)
     poisoned: dict[int, str] = field(default_factory=dict)
     probes: int = 0  # in flight
     finals: int = 0  # final writes tried
+    windows_at: dict[int, list] = field(default_factory=dict)  # depth -> windows probed
+    failed_at: dict[int, int] = field(default_factory=dict)  # depth -> of which failed
+    pervasive: bool = False  # every window of a deep enough level failed: not rows' fault
+
+
+# A level of GIVE_UP windows or more whose every probe failed ends a hunt: no few rows are
+# to blame (rows that fail whatever they hold: the input's shape, or a bug), so the rows of
+# those windows become `error` after some 4 x GIVE_UP probes, not after one per row.
+GIVE_UP = 8
 
 
 def batch_size(executor: Executor, left: int) -> int:
@@ -136,16 +145,17 @@ def solve_all(executor: Executor, tasks: list[Solve], max_in_flight: int,
             hunt.poisoned = {0: f"solver failed: {why}"} if n == 1 else {}
             finish_hunt(hunt)
             return
-        hunt.windows = [(0, n // 2), (n // 2, n)]
+        hunt.windows = [(0, n // 2, 1), (n // 2, n, 1)]
         probe_more(hunt)
 
     def probe_more(hunt: _Hunt) -> None:
         while hunt.windows:
-            window = hunt.windows.pop()
-            probe = replace(hunt.task, window=window,
+            lo, hi, depth = hunt.windows.pop()
+            probe = replace(hunt.task, window=(lo, hi),
                             poisoned=tuple(sorted(hunt.poisoned.items())))
-            ready.append((probe, "probe"))
+            ready.append((probe, f"probe{depth}"))
             hunt.probes += 1
+            hunt.windows_at.setdefault(depth, []).append((lo, hi))
 
     def finish_hunt(hunt: _Hunt) -> None:
         hunt.finals += 1
@@ -172,14 +182,27 @@ def solve_all(executor: Executor, tasks: list[Solve], max_in_flight: int,
             return
         hunt.probes -= 1
         lo, hi = task.window
-        if hi - lo == 1:
+        depth = int(kind[len("probe"):])
+        hunt.failed_at[depth] = hunt.failed_at.get(depth, 0) + 1
+        if hunt.pervasive:
+            pass  # given up already: the probes still out only come back
+        elif (len(hunt.windows_at[depth]) >= GIVE_UP
+              and hunt.failed_at[depth] == len(hunt.windows_at[depth])):
+            hunt.pervasive = True
+            hunt.windows.clear()
+            rows = sorted({i for a, b in hunt.windows_at[depth] for i in range(a, b)})
+            log.error("%s fails whatever rows it holds (%s); %d of its rows are marked error",
+                      task, why, len(rows), extra={"part": part})
+            hunt.poisoned.update({i: f"solver failed on every piece of its range ({why})"
+                                  for i in rows})
+        elif hi - lo == 1:
             row = task.range.first_row + lo
             log.error("%s row %d: %s; marked error", task.source, row, why,
                       extra={"part": part})
             hunt.poisoned[lo] = f"solver failed: {why}"
         else:
             mid = (lo + hi) // 2
-            hunt.windows += [(lo, mid), (mid, hi)]
+            hunt.windows += [(lo, mid, depth + 1), (mid, hi, depth + 1)]
             probe_more(hunt)
         if hunt.probes == 0:
             finish_hunt(hunt)
@@ -206,7 +229,7 @@ def solve_all(executor: Executor, tasks: list[Solve], max_in_flight: int,
                     ready.extend((t, "solve") for t in task.tasks)
             elif why is not None:
                 failed(task, kind, why)
-            elif kind == "probe":
+            elif kind.startswith("probe"):
                 hunt = hunts[task.range.part]
                 hunt.probes -= 1
                 if hunt.probes == 0:

@@ -562,3 +562,26 @@ def test_random_csvish_text_never_crashes(tmp_path, text, header):
 def test_random_text_files_keep_every_line(tmp_path, lines, eol):
     data = eol.join(lines).encode()
     _check_accounted(data, tmp_path)
+
+
+def test_nested_parquet_columns_are_carried_as_json_text(run_cli, tmp_path):
+    """A struct, a list and bytes beside `puzzle`: carried as text (JSON for the nested),
+    every row solved; `validate` reads the file too (it said "internal error")."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = 3000
+    table = pa.table({"puzzle": [PUZZLE] * n,
+                      "meta": pa.array([{"a": i, "b": [1, 2]} for i in range(n)]),
+                      "tags": pa.array([["x", "y"]] * n),
+                      "blob": pa.array([b"\xff\x00ab"] * n)})
+    pq.write_table(table, tmp_path / "nested.parquet", row_group_size=1000)
+    res = run_cli("run", "-i", str(tmp_path / "nested.parquet"), "-o", str(tmp_path / "out"),
+                  "--json", "-q")
+    assert res.returncode == 0, res.stderr
+    frame = read_results(tmp_path / "out")
+    assert (frame["status"] == "solved").all() and frame.height == n
+    assert frame["meta"][5] == '{"a": 5, "b": [1, 2]}' and frame["tags"][0] == '["x", "y"]'
+    assert frame["blob"][0] == "\ufffd\x00ab"
+    checked = run_cli("validate", str(tmp_path / "nested.parquet"), "--quiet")
+    assert checked.returncode == 0, checked.stderr

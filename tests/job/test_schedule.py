@@ -235,3 +235,19 @@ def test_run_all_shares_the_tasks_with_this_process(calls):
         assert not here
     if calls == 100:  # warming throughout: only what this process declined was handed over
         assert sorted(ex.ran) == [t for t in tasks if t % 3 == 0]
+
+
+def test_a_range_that_fails_whatever_its_rows_is_not_hunted_row_by_row(tmp_path, monkeypatch):
+    """When every piece of a range fails (the input's shape, a bug: not a few rows), the
+    hunt stops at a level of eight pieces that all failed: their rows become `error` after
+    some 30 probes (the levels of 2, 4 and 8, and the next level's already out), not a
+    probe per row (a real data set would take hours)."""
+    monkeypatch.setenv(worker.FAULT_ENV, f"raise:{POISON}")
+    tasks, folder = _solve_tasks(tmp_path, [POISON] * 200, 82 * 1000)
+    assert len(tasks) == 1
+    executor = Scripted("raise", retries=0)
+    schedule.solve_all(executor, tasks, 2, lambda f: None)
+    frame = _results(folder)
+    assert frame.height == 200 and (frame["status"] == "error").all()
+    assert frame["reason"].str.contains("every piece of its range").all()
+    assert executor.kinds.count("probe") <= 2 + 4 + 8 + 16
