@@ -31,6 +31,9 @@ from pipeline.io.storage import Location
 MAGIC = b"PAR1"
 
 
+BATCH = 65_536  # rows decoded at once from a piece of a big row group
+
+
 def _file(loc: Location):
     import pyarrow.parquet as pq
 
@@ -90,17 +93,22 @@ def row_groups(meta) -> list[tuple[int, int, int]]:
     return out
 
 
-def row_group_ranges(loc: Location, chunk_size: int) -> list[tuple[int, int, int]]:
-    """The ranges of a Parquet file: (first byte, end byte, rows) of runs of whole row
-    groups holding about chunk_size rows each."""
+def row_group_ranges(loc: Location, chunk_size: int) -> list[tuple[int, int, int, int]]:
+    """The ranges of a Parquet file: (first byte, end byte, rows, rows skipped) of runs of
+    whole row groups holding about chunk_size rows each; a row group of more rows is cut
+    into ranges of chunk_size rows over its bytes (each skips the rows before it), so no
+    range holds more rows than that, whatever the file's row groups."""
     groups = row_groups(_file(loc).metadata)
     out: list[list[int]] = []
     for start, end, rows in groups:
-        if out and out[-1][2] + rows <= chunk_size:
+        if rows > chunk_size:
+            out.extend([start, end, min(chunk_size, rows - k), k]
+                       for k in range(0, rows, chunk_size))
+        elif out and out[-1][3] == 0 and out[-1][2] + rows <= chunk_size:
             out[-1][1] = max(out[-1][1], end)
             out[-1][2] += rows
         else:
-            out.append([start, end, rows])
+            out.append([start, end, rows, 0])
     return [tuple(s) for s in out]
 
 
@@ -146,8 +154,11 @@ class _Overlay(io.RawIOBase):
         return len(chunk)
 
 
-def read_rows(loc: Location, start: int, end: int, shape: Shape, digest: str, source: str):
-    """The rows of a range (reader.Rows), from bytes whose hash is checked first."""
+def read_rows(loc: Location, start: int, end: int, shape: Shape, digest: str, source: str,
+              skip: int = 0, rows: int | None = None):
+    """The rows of a range (reader.Rows), from bytes whose hash is checked first: its row
+    groups' rows, or (a piece of a big row group) `rows` of them after the first `skip`,
+    decoded batch by batch so that memory holds the piece, never the whole group."""
     import pyarrow.parquet as pq
 
     with loc.reader(start, end) as read:
@@ -156,8 +167,24 @@ def read_rows(loc: Location, start: int, end: int, shape: Shape, digest: str, so
         raise InputChanged(f"{source} changed while the run read it (bytes {start:,}.."
                            f"{end:,} are not what was planned); run again to start over")
     f = pq.ParquetFile(_Overlay(loc, start, data, loc.size()))
-    groups = [g for g, (s, _, _) in enumerate(row_groups(f.metadata)) if start <= s < end]
-    return _rows(f.read_row_groups(groups, columns=list(shape.columns)), shape)
+    meta = row_groups(f.metadata)
+    groups = [g for g, (s, _, _) in enumerate(meta) if start <= s < end]
+    columns = list(shape.columns)
+    if not skip and (rows is None or rows == sum(meta[g][2] for g in groups)):
+        return _rows(f.read_row_groups(groups, columns=columns), shape)
+    import pyarrow as pa
+
+    kept, seen = [], 0
+    for batch in f.iter_batches(batch_size=BATCH, row_groups=groups, columns=columns):
+        lo, hi = max(skip - seen, 0), min(skip + rows - seen, batch.num_rows)
+        if lo < hi:
+            kept.append(batch.slice(lo, hi - lo))
+        seen += batch.num_rows
+        if seen >= skip + rows:
+            break
+    table = (pa.Table.from_batches(kept) if kept
+             else f.schema_arrow.empty_table().select(columns))
+    return _rows(table, shape)
 
 
 def iter_whole(loc: Location, shape: Shape) -> Iterator:

@@ -29,10 +29,14 @@ class Range:
     first_row: int
     rows: int
     digest: str  # of its bytes (records.hasher)
+    # Parquet: rows of the row groups in [start, end) before this range's first (a row
+    # group of more than --chunk-size rows is several ranges, over the same bytes)
+    skip: int = 0
 
     def as_list(self) -> list:
-        return [self.input, self.part, self.start, self.end, self.first_row, self.rows,
-                self.digest]
+        out = [self.input, self.part, self.start, self.end, self.first_row, self.rows,
+               self.digest]
+        return [*out, self.skip] if self.skip else out
 
 
 @dataclass(frozen=True)
@@ -67,13 +71,14 @@ class HashRange:
     start: int
     end: int
     rows: int
+    skip: int = 0  # a piece of a row group: rows of it before this range's
 
 
 def hash_range(task: HashRange) -> Found:
     from pipeline.io import parquet
 
     sha = parquet.range_digest(task.location, task.start, task.end)
-    return Found(task.start, records.Scan(task.end, task.rows, sha, False))
+    return Found(task.start, records.Scan(task.end, task.rows, sha, False), task.skip)
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,7 @@ class Found:
 
     start: int
     scan: records.Scan
+    skip: int = 0  # Parquet: rows of its bytes' row groups before its first
 
 
 def find_range(task: FindRange, plain_only: bool = False) -> Found | None:

@@ -76,7 +76,7 @@ def ranges_from_found(inp: Input, cuts: list[Found], first_part: int) -> list[Ra
         if cut.scan.next_start <= cut.start:
             continue
         out.append(Range(inp.index, part, cut.start, cut.scan.next_start, row, cut.scan.rows,
-                         cut.scan.digest))
+                         cut.scan.digest, cut.skip))
         row += cut.scan.rows
         part += 1
     return out
@@ -114,7 +114,8 @@ def plan_inputs(inputs: list[Input], executor, chunk_size: int, manifest: dict |
                 inp.head, inp.shape, chunk_size)
         if inp.parquet:  # row groups, counted by the footer: only their bytes to hash
             spans = parquet.row_group_ranges(inp.location, inp.range_bytes)
-            tasks.extend(HashRange(inp.index, inp.location, a, b, n) for a, b, n in spans)
+            tasks.extend(HashRange(inp.index, inp.location, a, b, n, skip)
+                         for a, b, n, skip in spans)
             owners.extend((inp, k) for k in range(len(spans)))
         elif inp.shape.quoted:
             tasks.append(ScanInput(inp.index, inp.location, inp.shape, inp.range_bytes))

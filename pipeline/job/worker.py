@@ -164,7 +164,8 @@ def solve(task: Solve) -> Figures:
         from pipeline.io import parquet
 
         rows = _reading(task.location, lambda: parquet.read_rows(
-            task.location, r.start, r.end, task.shape, r.digest, task.source))
+            task.location, r.start, r.end, task.shape, r.digest, task.source, r.skip,
+            r.rows))
         hasher = None
     else:
         rows = _reading(task.location, lambda: _read(task, hasher))
