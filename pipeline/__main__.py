@@ -41,6 +41,10 @@ def main() -> None:
     from pipeline.execute import lifecycle
 
     lifecycle.handle_stops()
+    from pipeline.io.scratch import private_tempdir
+
+    mine = private_tempdir()
+    atexit.register(_remove, mine)  # (a run killed with SIGKILL: the next one removes it)
     try:
         try:
             if _local_run(sys.argv[1:]):
@@ -58,6 +62,12 @@ def main() -> None:
         code = done.code
         _EXIT_CODE.append(code if isinstance(code, int) else 0 if code is None else 1)
         raise
+
+
+def _remove(folder: str) -> None:
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _local_run(args: list[str]) -> bool:

@@ -45,6 +45,7 @@ import numpy as np
 from pipeline import compiled
 from pipeline.errors import InputError, UsageError
 from pipeline.io.runfolder import ROW_BITS, Part, Run, part_batches, run_of
+from pipeline.io.scratch import SPILL_PREFIX
 from pipeline.io.strings import buffers
 from pipeline.sudoku.grade import GRADES
 
@@ -254,7 +255,7 @@ def spill_folder(spill_dir: str | None, needed: bool):
     if not needed:
         yield None
         return
-    path = tempfile.mkdtemp(prefix="pipeline-datasets-", dir=spill_dir)
+    path = tempfile.mkdtemp(prefix=f"{SPILL_PREFIX}{os.getpid()}-", dir=spill_dir)
     try:
         yield path
     finally:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pipeline.errors import UsageError
 from pipeline.io import runfolder
 from pipeline.io.schema import write_options
+from pipeline.io.scratch import reclaim
 from pipeline.io.storage import Location, as_location, fsync_dir
 
 OUTPUT_FORMATS = {"parquet": ".parquet", "csv": ".csv", "csv.gz": ".csv.gz"}
@@ -38,6 +39,7 @@ def check_output(output: str, run_dir=None, is_folder: bool = False) -> Location
     loc = as_location(output)
     if not loc.local:
         return loc
+    reclaim(loc.path if is_folder else os.path.dirname(loc.path) or ".")
     run = as_location(run_dir) if run_dir is not None else None
     if run is not None and run.local:
         results = os.path.realpath(os.path.join(run.path, runfolder.RESULTS))
@@ -79,6 +81,16 @@ def _defused(table):
             col = pc.if_else(risky, pc.binary_join_element_wise("'", col, ""), col)
         columns.append(col)
     return pa.table(columns, names=[defuse(n) for n in table.column_names])
+
+
+def scratch_near(out: Location, is_folder: bool = False) -> str | None:
+    """Where a tool's spill files go: beside its (local) output, so that they are on the
+    disk the output is, and reclaimed there if the tool is killed; None at a URL."""
+    if not out.local:
+        return None
+    if is_folder and os.path.isdir(out.path):
+        return out.path
+    return os.path.dirname(out.path) or "."
 
 
 class TableWriter:

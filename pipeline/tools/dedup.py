@@ -20,7 +20,7 @@ from pipeline.io.classes import (
     read_fates,
     spill_folder,
 )
-from pipeline.io.outputs import TableWriter, check_output, format_of, write_one
+from pipeline.io.outputs import TableWriter, check_output, format_of, scratch_near, write_one
 from pipeline.io.runfolder import ROW_BITS, open_run, part_batches
 
 DEDUP_COLUMNS = ("source", "row", "puzzle", "canonical", "solution", "status", "copies")
@@ -61,7 +61,7 @@ def dedup(run_dir, output: str, *, memory_rows: int = MEMORY_ROWS,
     fmt = format_of(output)
     run = open_run(run_dir)
     k = max(1, math.ceil(run.rows / memory_rows))
-    with spill_folder(spill_dir, k > 1) as folder:
+    with spill_folder(spill_dir or scratch_near(out), k > 1) as folder:
         buckets = pass1(run, folder, 0, memory_rows)
         groups = group_parts(run, memory_rows)
         firsts = Spill(folder, "first", len(groups.parts), FATE, memory_rows)

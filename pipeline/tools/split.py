@@ -38,7 +38,7 @@ from pipeline.io.classes import (
     sort_order,
     spill_folder,
 )
-from pipeline.io.outputs import OUTPUT_FORMATS, Outputs, check_output
+from pipeline.io.outputs import OUTPUT_FORMATS, Outputs, check_output, scratch_near
 from pipeline.io.runfolder import ROW_BITS, Run, open_parquet, open_run, part_batches
 from pipeline.io.storage import why
 
@@ -191,7 +191,7 @@ def split(run_dir, fractions, names=None, seed: int = 0, output_dir: str = ".",
     strata = Strata(stratify)
     k = max(1, math.ceil(run.rows / memory_rows))
     m = len(fractions)
-    with spill_folder(spill_dir, k > 1) as folder:
+    with spill_folder(spill_dir or scratch_near(outdir, is_folder=True), k > 1) as folder:
         buckets = pass1(run, folder, seed, memory_rows, strata)
         # Pass 2a: the classes of each bucket, and how many per stratum.
         kept = Spill(folder, "classes", buckets.k, RECORD, memory_rows)

@@ -129,3 +129,38 @@ def test_a_pool_is_capped_by_the_machine_and_the_work(tmp_path):
     assert json.loads(out)["rows"] == 3000
     log = (tmp_path / "out" / "logs" / "run.jsonl").read_text()
     assert "range(s) to do" in log or cap <= 6
+
+
+def test_nothing_of_a_killed_command_is_left_for_good(tmp_path):
+    """kill -9 of a run leaves its pymp-* folder (the forkserver's socket), of a data-set
+    tool its spill folder and its output's temporary file: all under names that carry the
+    process's id, and the next command reclaims those of processes that are gone."""
+    import subprocess
+
+    from conftest import SAMPLE_CSV
+
+    from pipeline.io import scratch
+
+    data = _hard(tmp_path, 30_000)
+    proc = start(["run", "-i", str(data), "-o", "out", "--workers", "1", "-q",
+                  "--canonical"], tmp_path)
+    wait_for(lambda: _workers(proc), proc, timeout=60)
+    base = os.path.join(scratch.tempfile.gettempdir(), f"sudoku-pipeline-{os.getuid()}")
+    mine = os.path.join(base, str(proc.pid))
+    assert os.path.isdir(mine) and any(n.startswith("pymp-") for n in os.listdir(mine))
+    proc.kill()
+    proc.wait()
+    assert os.path.isdir(mine)  # left behind by the kill...
+    finish(start(["run", "-i", str(SAMPLE_CSV), "-o", "out2", "-q"], tmp_path))
+    assert not os.path.exists(mine)  # ...and reclaimed by the next command
+    # A data-set tool's leftovers beside its output, reclaimed the same way.
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    (tmp_path / f".pipeline-spill-{dead.pid}-abc").mkdir()
+    (tmp_path / f".d.parquet.{dead.pid}-0123abcd.tmp").write_bytes(b"x" * 100)
+    (tmp_path / ".keep.12-notours.tmp").write_bytes(b"x")
+    ok = start(["dedup", "out2", "-o", "d.parquet", "-q"], tmp_path)
+    code, _, err = finish(ok)
+    assert code != 0 or err == ""  # (out2 has no canonical column: refused, after reclaiming)
+    left = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("."))
+    assert left == [".keep.12-notours.tmp"]
