@@ -1,7 +1,9 @@
 """Ranges: the unit of work. A range is the records of one input starting in [start, end).
 
 A range owns the records that start inside it (as Hadoop's line splits own lines), so no
-record is lost or read twice; one range is one Solve task and one part. Its exact bounds
+record is lost or read twice; one range is one Solve task and one part, except that the
+ranges of small inputs share one (`share_parts`: a hundred thousand files of three rows are
+not a hundred thousand parts). Its exact bounds
 are record starts, found by the planning tasks below, which run on the workers (and in the
 parent while they start): each finds its first record start, counts its rows with the
 reader's own rules (io/records.py) and hashes its bytes. How an input is cut into nominal
@@ -10,7 +12,7 @@ ranges, and the answers put together, is the job's plan (job/plan.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pipeline import compiled
 from pipeline.io import records
@@ -37,6 +39,62 @@ class Range:
         out = [self.input, self.part, self.start, self.end, self.first_row, self.rows,
                self.digest]
         return [*out, self.skip] if self.skip else out
+
+
+def share_parts(groups: list[tuple[object, list[Range]]], chunk_size: int) -> list[Range]:
+    """The ranges numbered by part: each its own, except that consecutive inputs of one
+    range each and of the same `key` (their columns) share a part while their rows add up
+    to at most chunk_size and they number at most MAX_SHARED. `groups` is (key, ranges) by
+    input, in order; a key of None never shares."""
+    out: list[Range] = []
+    part, rows, members, last = -1, 0, 0, None
+    for key, ranges in groups:
+        small = key is not None and len(ranges) == 1 and ranges[0].rows < chunk_size
+        if small and key == last and rows + ranges[0].rows <= chunk_size \
+                and members < MAX_SHARED:
+            rows += ranges[0].rows
+            members += 1
+            out.append(replace(ranges[0], part=part))
+            continue
+        for r in ranges:
+            part += 1
+            out.append(replace(r, part=part))
+        last = key if small else None
+        rows, members = (ranges[0].rows, 1) if small else (0, 0)
+    return out
+
+
+MAX_SHARED = 1024  # inputs in one part at most: each is opened and hashed by its task
+
+
+def by_part(ranges: list[Range]) -> dict[int, list[Range]]:
+    """The ranges of each part, in order."""
+    out: dict[int, list[Range]] = {}
+    for r in ranges:
+        out.setdefault(r.part, []).append(r)
+    return out
+
+
+def whole(members: list[Range]) -> Range:
+    """The range a part's footer records: its one range, or for a shared part its first
+    input's, with the rows of all and a digest of their digests."""
+    if len(members) == 1:
+        return members[0]
+    sha = records.hasher()
+    for r in members:
+        sha.update(f"{r.input}:{r.digest};".encode())
+    first = members[0]
+    return replace(first, end=first.end, rows=sum(r.rows for r in members),
+                   digest=sha.hexdigest())
+
+
+def footers(ranges: list[Range]) -> dict[int, tuple[int, str]]:
+    """{part: (rows, digest)} as the parts' footers must say."""
+    out = {}
+    for part, members in by_part(ranges).items():
+        w = whole(members)
+        out[part] = (w.rows, w.digest)
+    return out
 
 
 @dataclass(frozen=True)

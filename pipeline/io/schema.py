@@ -75,11 +75,14 @@ def results_schema(carried: tuple[str, ...], expected: bool, canonical: bool = F
     return pa.schema(fields)
 
 
-def results_table(schema: pa.Schema, source: str, first_row: int, columns: dict[str, pa.Array],
-                  outcome: Outcome, grades: np.ndarray, solve_us: np.ndarray | None,
+def results_table(schema: pa.Schema, spans: list[tuple[str, int, int]],
+                  columns: dict[str, pa.Array], outcome: Outcome, grades: np.ndarray,
+                  solve_us: np.ndarray | None,
                   forms: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
                   ) -> pa.Table:
-    """One part: the range's input columns and the outcome's, in the run's schema.
+    """One part: its ranges' input columns and the outcome's, in the run's schema.
+
+    `spans` are its ranges' (source, first row, rows), in order (a shared part has several).
 
     `grades` holds grade codes (indices into GRADES, NULL for none); `solve_us` the
     per-puzzle times (NaN where none), or None without timings; `forms` the canonical
@@ -95,8 +98,12 @@ def results_table(schema: pa.Schema, source: str, first_row: int, columns: dict[
     solution = grid_strings(outcome.solutions, "0", has)
     cols: dict[str, pa.Array] = {
         "source": pa.DictionaryArray.from_arrays(
-            pa.array(np.zeros(n, np.int8)), pa.array([source], pa.string())).cast(pa.string()),
-        "row": pa.array(np.arange(first_row, first_row + n, dtype=np.int64)),
+            pa.array(np.repeat(np.arange(len(spans), dtype=np.int32),
+                               [k for _, _, k in spans]) if spans else np.zeros(n, np.int32)),
+            pa.array([s for s, _, _ in spans] or [""], pa.string())).cast(pa.string()),
+        "row": pa.array(np.concatenate(
+            [np.arange(first, first + k, dtype=np.int64) for _, first, k in spans])
+            if spans else np.zeros(0, np.int64)),
         "puzzle": columns["puzzle"],
         "status": _labels(outcome.status.astype(np.int8), STATUS_NAMES),
         "solution": solution,

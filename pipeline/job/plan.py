@@ -1,4 +1,5 @@
-"""The plan: every input cut into ranges, each with its part number and first row.
+"""The plan: every input cut into ranges, each with its part number and first row (the
+ranges of small inputs share a part: io/ranges.share_parts).
 
 Ranges have a fixed nominal size per input (`--chunk-size` rows times the average record
 length in the file's first bytes); their exact bounds are record starts, found by the
@@ -20,7 +21,15 @@ from __future__ import annotations
 
 from pipeline.io import parquet
 from pipeline.io.inputs import Input
-from pipeline.io.ranges import FindRange, Found, HashRange, Range, ScanInput, find_in_parent
+from pipeline.io.ranges import (
+    FindRange,
+    Found,
+    HashRange,
+    Range,
+    ScanInput,
+    find_in_parent,
+    share_parts,
+)
 from pipeline.io.shape import Shape
 from pipeline.job import schedule
 from pipeline.job.tasks import Bundle
@@ -95,12 +104,19 @@ def consistent(cuts: list[Found], shape: Shape, size: int) -> bool:
 
 
 def plan_inputs(inputs: list[Input], executor, chunk_size: int, manifest: dict | None = None
-                ) -> None:
+                ) -> int:
     """Found every input into ranges (the planning tasks run on the executor's workers) and
     number the parts and rows. A range size recorded in `manifest` for the same input and
-    shape is kept, so that a rerun plans the same ranges whatever its chunk size."""
+    shape is kept, and so is the rows small inputs share a part up to (`shared_rows`), so
+    that a rerun plans the same ranges and parts whatever its chunk size; returns the
+    latter."""
     recorded = {}
-    for entry in ((manifest or {}).get("definition") or {}).get("inputs", []):
+    definition = (manifest or {}).get("definition") or {}
+    layouts = definition.get("layouts") or []
+    for entry in definition.get("inputs", []):
+        layout = entry.get("layout")
+        if isinstance(layout, int) and 0 <= layout < len(layouts):
+            entry = {**entry, "layout": layouts[layout]}
         recorded[entry.get("path")] = entry
     tasks, owners = [], []
     for inp in inputs:
@@ -138,7 +154,21 @@ def plan_inputs(inputs: list[Input], executor, chunk_size: int, manifest: dict |
                                             for i in redo])
         for inp, result in zip(redo, swept, strict=True):
             cuts[inp.index] = result
-    part = 0
-    for inp in inputs:
-        inp.ranges = ranges_from_found(inp, cuts[inp.index], part)
-        part += len(inp.ranges)
+    found = [ranges_from_found(inp, cuts[inp.index], 0) for inp in inputs]
+    # The rows small inputs share a part up to: as recorded, so a rerun's parts are the same
+    shared = int((manifest or {}).get("shared_rows") or chunk_size)
+    numbered = share_parts([(_columns(inp), rs) for inp, rs in zip(inputs, found, strict=True)],
+                           shared)
+    k = 0
+    for inp, rs in zip(inputs, found, strict=True):
+        inp.ranges, k = numbered[k:k + len(rs)], k + len(rs)
+    return shared
+
+
+def _columns(inp: Input) -> tuple | None:
+    """What an input's ranges must have in common to share a part: the columns they read
+    into (None: a Parquet file's, whose types are its own, shares none)."""
+    if inp.parquet:
+        return None
+    shape = inp.shape
+    return ("puzzle", *[c for _, c in shape.carried], shape.solution_field is not None)

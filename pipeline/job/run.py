@@ -15,6 +15,7 @@ stats, the manifest and `_SUCCESS` last.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import resource
@@ -39,14 +40,14 @@ from pipeline.io.inputs import (
     resolve,
     spill_stream,
 )
-from pipeline.io.ranges import Range
+from pipeline.io.ranges import Range, by_part, footers
 from pipeline.io.runfolder import RunFolder
 from pipeline.io.storage import Location, redact
 from pipeline.job import RUNNER, logs, plan, schedule, stats
 from pipeline.job.settings import Settings
 from pipeline.job.summary import Summary
 from pipeline.job.tally import Tally
-from pipeline.job.tasks import Classes, Figures, Solve, Spill
+from pipeline.job.tasks import Classes, Figures, Piece, Solve, Spill
 
 log = logging.getLogger("pipeline.run")
 
@@ -109,7 +110,8 @@ def _run(settings: Settings, hooks: Hooks) -> Summary:
             log.warning("%s: inside the output folder, so not an input", redact(path))
         with _make_executor(settings) as executor:
             _spill(inputs, run_folder, executor, settings.limit)
-            plan.plan_inputs(inputs, executor, settings.chunk_size, before.manifest)
+            shared_rows = plan.plan_inputs(inputs, executor, settings.chunk_size,
+                                           before.manifest)
             testhooks.pause("after-plan")
             definition = _definition(inputs, settings)
             state = run_folder.state(definition, overwrite, resumable) if resumable else "fresh"
@@ -132,7 +134,7 @@ def _run(settings: Settings, hooks: Hooks) -> Summary:
                     log.warning("%s: its first record (%s) is taken for the column names",
                                 inp.source, ",".join(inp.shape.columns))
             return _execute(run_folder, inputs, settings, definition, hooks, executor, run_id,
-                            started, t0)
+                            started, t0, shared_rows)
     finally:
         logs.teardown()
         run_folder.unlock()
@@ -141,15 +143,14 @@ def _run(settings: Settings, hooks: Hooks) -> Summary:
 def _not_whole(run_folder: RunFolder, inputs: list[Input], definition: dict) -> str:
     """What a finished folder misses of its run (its parts, checked by their footers, and
     its stats), in words; empty when nothing."""
-    ranges = [r for inp in inputs for r in inp.ranges]
+    expected = footers([r for inp in inputs for r in inp.ranges])
     missing = []
-    if ranges:  # (a run without rows has one empty part of no range)
-        done = run_folder.done_parts({r.part: (r.rows, r.digest) for r in ranges},
-                                     runfolder.definition_digest(definition))
-        missing = [r.part for r in ranges if r.part not in done]
+    if expected:  # (a run without rows has one empty part of no range)
+        done = run_folder.done_parts(expected, runfolder.definition_digest(definition))
+        missing = [part for part in expected if part not in done]
     words = []
     if missing:
-        words.append(f"{len(missing)} of its {len(ranges)} parts are missing or not whole")
+        words.append(f"{len(missing)} of its {len(expected)} parts are missing or not whole")
     if run_folder.read_stats() is None:
         words.append(f"its {runfolder.STATS} is missing")
     return " and ".join(words)
@@ -200,8 +201,18 @@ def _spill(inputs: list[Input], run_folder: RunFolder, executor, rows: int) -> N
 
 
 def _definition(inputs: list[Input], settings: Settings) -> dict:
+    """What defines the run. Each input names its layout by its index in `layouts`: a
+    hundred thousand files of one shape write it once."""
+    layouts: dict[str, int] = {}
+    described = []
+    for inp in inputs:
+        entry = inp.describe()
+        key = json.dumps(entry["layout"], sort_keys=True)
+        entry["layout"] = layouts.setdefault(key, len(layouts))
+        described.append(entry)
     return {
-        "inputs": [i.describe() for i in inputs],
+        "inputs": described,
+        "layouts": [json.loads(k) for k in layouts],
         "puzzle_column": settings.puzzle_column,
         "solution_column": settings.solution_column,
         "limit": settings.solution_limit,
@@ -211,17 +222,19 @@ def _definition(inputs: list[Input], settings: Settings) -> dict:
 
 
 def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, definition: dict,
-             hooks: Hooks, executor, run_id: str, started: float, t0: float) -> Summary:
+             hooks: Hooks, executor, run_id: str, started: float, t0: float,
+             shared_rows: int) -> Summary:
     run_folder.remove_temporary()
     run_folder.results.makedirs()
     ranges = [r for inp in inputs for r in inp.ranges]
-    expected = {r.part: (r.rows, r.digest) for r in ranges}
+    parts = by_part(ranges)
+    expected = footers(ranges)
     digest = runfolder.definition_digest(definition)
     done = run_folder.done_parts(expected, digest)
     tallies = [Tally() for _ in inputs]
     resumed = sum(r.rows for r in ranges if r.part in done)
     if done:
-        stats.count_done(run_folder, [r for r in ranges if r.part in done], tallies)
+        stats.count_done(run_folder, {p: m for p, m in parts.items() if p in done}, tallies)
         log.info("resuming: %d rows already written", resumed)
     hooks.on_start(run_folder.shown, resumed, sum(r.rows for r in ranges))
     executor.on_progress = hooks.on_progress
@@ -233,7 +246,8 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
     with_expected = any(i.shape.solution_field is not None for i in inputs)
     run_folder.write_json(runfolder.MANIFEST, {"state": "running", "run_id": run_id,
                                             "definition": definition,
-                                            "plan": [r.as_list() for r in ranges]})
+                                            "plan": [r.as_list() for r in ranges],
+                                            "shared_rows": shared_rows})
     worker_seconds = [0.0] * len(inputs)
     worker_cpu = [0.0]
     engine = [0.0, 0.0]  # the engine's seconds, and the CPU seconds it had
@@ -243,17 +257,21 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
     codec = settings.grid_codec(run_folder.loc.local)
 
     def tasks() -> Iterator[Solve]:
-        for inp in inputs:
-            for r in inp.ranges:
-                if r.part not in done:
-                    yield Solve(r, inp.location, inp.shape, inp.source, run_folder.results,
-                                tuple(carried), with_expected, settings.solution_limit,
-                                settings.timings, settings.canonical, codec,
-                                definition=digest, fence=fence)
+        for part, members in parts.items():
+            if part in done:
+                continue
+            first, *more = [Piece(r, inputs[r.input].location, inputs[r.input].shape,
+                                  inputs[r.input].source) for r in members]
+            yield Solve(first.range, first.location, first.shape, first.source,
+                        run_folder.results, tuple(carried), with_expected,
+                        settings.solution_limit, settings.timings, settings.canonical, codec,
+                        definition=digest, fence=fence, more=tuple(more))
 
     def on_done(figures: Figures) -> None:
-        tallies[figures.input].merge(figures.tally)
-        worker_seconds[figures.input] += figures.seconds
+        for i, rows, tally in figures.shares or [(figures.input, figures.rows,
+                                                  figures.tally)]:
+            tallies[i].merge(tally)
+            worker_seconds[i] += figures.seconds * rows / max(figures.rows, 1)
         worker_cpu[0] += figures.cpu_seconds
         engine[0] += figures.solve_seconds
         engine[1] += figures.solve_cpu_seconds
@@ -261,7 +279,7 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
             part_seconds.append(figures.solve_seconds / figures.rows * 1e6)
         hooks.on_rows(figures.rows)
 
-    executor.limit(sum(1 for r in ranges if r.part not in done))
+    executor.limit(sum(1 for part in parts if part not in done))
     executor.ready()
     t_ready = time.perf_counter()
     # What the stats need (pyarrow, 40 ms; numpy.ma, 20 ms; numba's version, read from its
@@ -296,20 +314,19 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
     run_folder.sync()
     classes = None
     if settings.canonical and ranges:  # counted by a worker: no row comes this way
-        parts = tuple(run_folder.part(r.part) for r in ranges)
-        classes = schedule.run_all(executor, [Classes(parts)])[0]
+        classes = schedule.run_all(executor, [Classes(tuple(run_folder.part(p)
+                                                            for p in parts))])[0]
     figures = stats.rows(inputs, settings, summary, tallies, total, worker_seconds, part_seconds,
                    started, run_id, executor.workers, engine, classes)
     run_folder.write_stats(figures)
     run_folder.write_json(runfolder.MANIFEST, {
         "state": "finished", "run_id": run_id, "definition": definition,
-        "plan": [r.as_list() for r in ranges],
-        "inputs": [i.describe() for i in inputs],
+        "plan": [r.as_list() for r in ranges], "shared_rows": shared_rows,
         "config": settings.as_dict(),
         "workers": executor.workers, "executor": executor.name,
         "uniqueness_checked": settings.solution_limit >= 2,
-        "parts": [{"file": f"{runfolder.RESULTS}/{runfolder.part_name(r.part)}", "rows": r.rows}
-                  for r in ranges],
+        "parts": [{"file": f"{runfolder.RESULTS}/{runfolder.part_name(p)}", "rows": rows}
+                  for p, (rows, _) in expected.items()],
         "rows": summary.rows,
         "started_at": timestamps.utc_ms(started), "finished_at": timestamps.utc_ms(time.time()),
     })

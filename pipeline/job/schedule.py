@@ -137,10 +137,10 @@ def solve_all(executor: Executor, tasks: list[Solve], max_in_flight: int,
             submit(Bundle(tuple(waiting.popleft() for _ in range(size))), "batch")
 
     def start_hunt(task: Solve, why: str) -> None:
-        n = task.range.rows
+        n = task.rows
         log.warning("%s keeps failing (%s); looking for the rows to blame", task, why,
-                    extra={"part": task.range.part})
-        hunt = hunts[task.range.part] = _Hunt(task, why)
+                    extra={"part": task.part})
+        hunt = hunts[task.part] = _Hunt(task, why)
         if n <= 1:
             hunt.poisoned = {0: f"solver failed: {why}"} if n == 1 else {}
             finish_hunt(hunt)
@@ -166,7 +166,7 @@ def solve_all(executor: Executor, tasks: list[Solve], max_in_flight: int,
         ready.append((final, "final"))
 
     def failed(task: Solve, kind: str, why: str) -> None:
-        part = task.range.part
+        part = task.part
         if kind == "solve":
             attempts[part] = attempts.get(part, 0) + 1
             if attempts[part] <= executor.retries:
@@ -196,9 +196,8 @@ def solve_all(executor: Executor, tasks: list[Solve], max_in_flight: int,
             hunt.poisoned.update({i: f"solver failed on every piece of its range ({why})"
                                   for i in rows})
         elif hi - lo == 1:
-            row = task.range.first_row + lo
-            log.error("%s row %d: %s; marked error", task.source, row, why,
-                      extra={"part": part})
+            source, row = task.locate(lo)
+            log.error("%s row %d: %s; marked error", source, row, why, extra={"part": part})
             hunt.poisoned[lo] = f"solver failed: {why}"
         else:
             mid = (lo + hi) // 2
@@ -230,10 +229,10 @@ def solve_all(executor: Executor, tasks: list[Solve], max_in_flight: int,
             elif why is not None:
                 failed(task, kind, why)
             elif kind.startswith("probe"):
-                hunt = hunts[task.range.part]
+                hunt = hunts[task.part]
                 hunt.probes -= 1
                 if hunt.probes == 0:
                     finish_hunt(hunt)
             else:
-                hunts.pop(task.range.part, None)
+                hunts.pop(task.part, None)
                 on_done(value)

@@ -20,18 +20,24 @@ from pipeline.job.tally import Tally
 from pipeline.sudoku.status import NULL, STATUS_NAMES
 
 
-def count_done(run_folder: RunFolder, ranges: list[Range], tallies: list[Tally]) -> None:
-    """Count the rows of parts already written into the tallies, one part at a time."""
+def count_done(run_folder: RunFolder, parts: dict[int, list[Range]], tallies: list[Tally]
+               ) -> None:
+    """Count the rows of parts already written ({part: its ranges}) into the tallies, one
+    part at a time (a shared part's rows are its ranges', in order)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     names = pa.array(STATUS_NAMES)
-    for r in ranges:
-        table = run_folder.read_part(r.part, ["status", "guesses", "solve_us"])
+    for part, members in parts.items():
+        table = run_folder.read_part(part, ["status", "guesses", "solve_us"])
         status = pc.index_in(table.column("status"), value_set=names).to_numpy()
         guesses = pc.fill_null(table.column("guesses"), NULL).to_numpy()
         us = pc.fill_null(table.column("solve_us"), float("nan")).to_numpy()
-        tallies[r.input].add(status, guesses, us)
+        at = 0
+        for r in members:
+            end = at + r.rows
+            tallies[r.input].add(status[at:end], guesses[at:end], us[at:end])
+            at = end
 
 
 def rows(inputs: list[Input], settings: Settings, summary: Summary, tallies: list[Tally],

@@ -22,7 +22,10 @@ class Tally:
     def __init__(self) -> None:
         self.counts = np.zeros(len(STATUS_NAMES), dtype=np.int64)
         self.guesses = np.zeros(1, dtype=np.int64)  # guesses -> how many puzzles
-        self.solve_us = np.zeros(len(_EDGES) + 1, dtype=np.int64)
+        # The time histogram, sparse: its bins that hold any (sorted) and their counts. A
+        # run may have a hundred thousand inputs; 2,000 bins each would be 16 KB apiece.
+        self.us_bins = np.zeros(0, dtype=np.int64)
+        self.us_counts = np.zeros(0, dtype=np.int64)
         self.solve_us_max: float | None = None
 
     def add(self, status: np.ndarray, guesses: np.ndarray, solve_us: np.ndarray | None) -> None:
@@ -40,31 +43,35 @@ class Tally:
             us = np.asarray(solve_us, dtype=np.float64)
             us = us[~np.isnan(us)]
             if len(us):
-                self.solve_us += np.bincount(np.searchsorted(_EDGES, us),
-                                             minlength=len(self.solve_us))
+                bins, counts = np.unique(np.searchsorted(_EDGES, us), return_counts=True)
+                self._add_bins(bins, counts)
                 top = float(us.max())
                 self.solve_us_max = top if self.solve_us_max is None else max(top,
                                                                               self.solve_us_max)
 
-    def __getstate__(self) -> dict:
-        # Sent from every task to the parent: the time histogram's few bins, not all 2,000.
-        where = np.flatnonzero(self.solve_us)
-        return {"counts": self.counts, "guesses": self.guesses, "us_bins": where,
-                "us_counts": self.solve_us[where], "us_max": self.solve_us_max}
+    def _add_bins(self, bins: np.ndarray, counts: np.ndarray) -> None:
+        if not len(self.us_bins):
+            self.us_bins, self.us_counts = bins.astype(np.int64), counts.astype(np.int64)
+            return
+        merged, where = np.unique(np.concatenate([self.us_bins, bins]), return_inverse=True)
+        total = np.zeros(len(merged), dtype=np.int64)
+        np.add.at(total, where, np.concatenate([self.us_counts, counts]))
+        self.us_bins, self.us_counts = merged, total
 
-    def __setstate__(self, state: dict) -> None:
-        self.counts = state["counts"]
-        self.guesses = state["guesses"]
-        self.solve_us = np.zeros(len(_EDGES) + 1, dtype=np.int64)
-        self.solve_us[state["us_bins"]] = state["us_counts"]
-        self.solve_us_max = state["us_max"]
+    @property
+    def solve_us(self) -> np.ndarray:
+        """The time histogram, all its bins."""
+        dense = np.zeros(len(_EDGES) + 1, dtype=np.int64)
+        dense[self.us_bins] = self.us_counts
+        return dense
 
     def merge(self, other: Tally) -> None:
         self.counts += other.counts
         if len(other.guesses) > len(self.guesses):
             self.guesses = np.pad(self.guesses, (0, len(other.guesses) - len(self.guesses)))
         self.guesses[: len(other.guesses)] += other.guesses
-        self.solve_us += other.solve_us
+        if len(other.us_bins):
+            self._add_bins(other.us_bins, other.us_counts)
         if other.solve_us_max is not None:
             self.solve_us_max = max(other.solve_us_max, self.solve_us_max or 0.0)
 
@@ -87,14 +94,15 @@ class Tally:
         }
 
     def solve_us_figures(self) -> dict[str, float | None]:
-        n = int(self.solve_us.sum())
+        n = int(self.us_counts.sum())
         names = ("solve_us_p50", "solve_us_p90", "solve_us_p99")
         if n == 0:
             return {**dict.fromkeys(names), "solve_us_max": None}
         # Bin i holds values in [EDGES[i-1], EDGES[i]); its geometric midpoint stands for it.
         mids = np.sqrt(np.concatenate([[_EDGES[0]], _EDGES])
                        * np.concatenate([_EDGES, [_EDGES[-1]]]))
-        out = {name: float(_quantile(self.solve_us, mids, q))
+        hist = self.solve_us
+        out = {name: float(_quantile(hist, mids, q))
                for name, q in zip(names, (0.5, 0.9, 0.99), strict=True)}
         out["solve_us_max"] = self.solve_us_max
         return out

@@ -30,8 +30,19 @@ class Spill:
 
 
 @dataclass(frozen=True)
+class Piece:
+    """Another input's range in the same part (small inputs share a part)."""
+
+    range: Range
+    location: Location
+    shape: Shape
+    source: str
+
+
+@dataclass(frozen=True)
 class Solve:
-    """Solve one range of an input and write its part."""
+    """Solve one range of an input (and the `more` ranges of its part) and write its part;
+    rows are counted across them, in order (the window, the poisoned rows)."""
 
     range: Range
     location: Location
@@ -48,9 +59,33 @@ class Solve:
     poisoned: tuple[tuple[int, str], ...] = ()  # (row in range, reason): error, not solved
     definition: str = ""  # the run's definition_digest, carried by the part
     fence: Fence | None = None  # checked just before the part appears
+    more: tuple[Piece, ...] = ()
+
+    @property
+    def pieces(self) -> tuple[Piece, ...]:
+        return (Piece(self.range, self.location, self.shape, self.source), *self.more)
+
+    @property
+    def part(self) -> int:
+        return self.range.part
+
+    @property
+    def rows(self) -> int:
+        return self.range.rows + sum(p.range.rows for p in self.more)
+
+    def locate(self, i: int) -> tuple[str, int]:
+        """The source and row of the task's i-th row."""
+        for p in self.pieces:
+            if i < p.range.rows:
+                return p.source, p.range.first_row + i
+            i -= p.range.rows
+        raise IndexError(i)
 
     def __str__(self) -> str:
         r = self.range
+        if self.more:
+            return f"part {r.part} ({len(self.more) + 1} inputs from {self.source}, " \
+                   f"{self.rows} rows)"
         what = f"rows {r.first_row}..{r.first_row + r.rows - 1}" if r.rows else "no rows"
         if self.window:
             what = f"rows {r.first_row + self.window[0]}..{r.first_row + self.window[1] - 1}"
@@ -88,3 +123,5 @@ class Figures:
     host: str = ""
     cycles_per_us: float | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    # a shared part's (input, rows, tally) of each of its inputs; empty: all of `input`
+    shares: tuple[tuple[int, int, Tally], ...] = ()

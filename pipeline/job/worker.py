@@ -33,7 +33,7 @@ from pipeline.io import inputs, ranges, reader, records, runfolder
 from pipeline.io.storage import Location, why
 from pipeline.io.strings import buffers
 from pipeline.job.tally import Tally
-from pipeline.job.tasks import Bundle, Classes, Figures, Solve, Spill
+from pipeline.job.tasks import Bundle, Classes, Figures, Piece, Solve, Spill
 from pipeline.sudoku import grade, grid, solver
 from pipeline.sudoku.status import NULL, Status
 
@@ -159,20 +159,9 @@ def solve(task: Solve) -> Figures:
     started = time.perf_counter()
     cpu = time.process_time()
     r = task.range
-    hasher = records.hasher()
-    if task.shape.kind == "parquet":
-        from pipeline.io import parquet
-
-        rows = _reading(task.location, lambda: parquet.read_rows(
-            task.location, r.start, r.end, task.shape, r.digest, task.source, r.skip,
-            r.rows))
-        hasher = None
-    else:
-        rows = _reading(task.location, lambda: _read(task, hasher))
-    if (hasher is not None and hasher.hexdigest() != r.digest) or rows.n != r.rows:
-        raise InputChanged(
-            f"{task.source} changed while the run read it (bytes {r.start:,}..{r.end:,} are "
-            f"not what was planned); run again to start over")
+    pieces = task.pieces
+    rows = reader.Rows.concat([_read_piece(p) for p in pieces],
+                              reader.column_names(task.shape))
     t_read = time.perf_counter()
     offsets, data = buffers(rows.columns["puzzle"])
     expected = None
@@ -211,16 +200,19 @@ def solve(task: Solve) -> Figures:
                       solve_seconds=outcome.solve_seconds,
                       solve_cpu_seconds=outcome.solve_cpu_seconds, pid=os.getpid(),
                       host=socket.gethostname(), cycles_per_us=rate)
+    if len(pieces) > 1:
+        figures.shares = tuple(_shares(pieces, outcome, solve_us))
     if task.window is not None:
         figures.seconds = time.perf_counter() - started
         return figures
     from pipeline.io import schema
 
     table = schema.results_table(
-        schema.results_schema(task.carried, task.expected, task.canonical), task.source,
-        r.first_row, rows.columns, outcome, grades, solve_us, forms)
-    runfolder.write_part(task.results, r, table, task.compression, task.definition,
-                         task.fence)
+        schema.results_schema(task.carried, task.expected, task.canonical),
+        [(p.source, p.range.first_row, p.range.rows) for p in pieces], rows.columns, outcome,
+        grades, solve_us, forms)
+    runfolder.write_part(task.results, ranges.whole([p.range for p in pieces]), table,
+                         task.compression, task.definition, task.fence)
     done = time.perf_counter()
     figures.seconds = done - started
     figures.cpu_seconds = time.process_time() - cpu
@@ -273,10 +265,40 @@ def _canonical(grids: np.ndarray, outcome) -> tuple[np.ndarray, np.ndarray, np.n
     return forms, autos, has
 
 
-def _read(task: Solve, hasher) -> reader.Rows:
-    r = task.range
-    with task.location.reader(r.start, r.end) as read:
-        return reader.read_rows(read, r.start, r.end, task.shape, hasher)
+def _read_piece(piece: Piece) -> reader.Rows:
+    """A range's rows, as planned: InputChanged when its bytes are not what were hashed."""
+    r, loc = piece.range, piece.location
+    if piece.shape.kind == "parquet":
+        from pipeline.io import parquet
+
+        return _reading(loc, lambda: parquet.read_rows(
+            loc, r.start, r.end, piece.shape, r.digest, piece.source, r.skip, r.rows))
+    hasher = records.hasher()
+
+    def read_text() -> reader.Rows:
+        with loc.reader(r.start, r.end) as read:
+            return reader.read_rows(read, r.start, r.end, piece.shape, hasher)
+
+    rows = _reading(loc, read_text)
+    if hasher.hexdigest() != r.digest or rows.n != r.rows:
+        raise InputChanged(
+            f"{piece.source} changed while the run read it (bytes {r.start:,}..{r.end:,} are "
+            f"not what was planned); run again to start over")
+    return rows
+
+
+def _shares(pieces, outcome, solve_us) -> list[tuple[int, int, Tally]]:
+    """Each input's rows and tally in a shared part."""
+    out = []
+    at = 0
+    for p in pieces:
+        n = p.range.rows
+        t = Tally()
+        t.add(outcome.status[at:at + n], outcome.guesses[at:at + n],
+              None if solve_us is None else solve_us[at:at + n])
+        out.append((p.range.input, n, t))
+        at += n
+    return out
 
 
 def _maybe_fail(offsets: np.ndarray, data: np.ndarray, skipped: dict[int, str]) -> None:

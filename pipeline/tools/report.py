@@ -153,11 +153,11 @@ def _aggregate(data: RunData, run: runfolder.Run) -> None:
                          "p99": us.quantile(0.99), "max": us.max()}
     both = effort.filter(pl.col("n_clues").is_not_null())
     data.clue_guess = sorted(both.group_by("n_clues", "gbin").len().iter_rows())
-    per_source = frame.group_by("source", "status").len()
+    per_source: dict[str, dict[str, int]] = {}
+    for src, status, n in frame.group_by("source", "status").len().iter_rows():
+        per_source.setdefault(src, {})[status] = int(n)
     order = frame.select(pl.col("source").unique(maintain_order=True))["source"].to_list()
-    for src in order:
-        rows = per_source.filter(pl.col("source") == src)
-        data.sources.append((src, {s: int(n) for _, s, n in rows.iter_rows()}))
+    data.sources = [(src, per_source[src]) for src in order]
     reasons = (frame.filter(pl.col("reason").is_not_null()).group_by("reason").len()
                .sort(["len", "reason"], descending=[True, False]).head(10))
     data.reasons = [(r, int(n)) for r, n in reasons.iter_rows()]
@@ -315,7 +315,7 @@ def render_html(data: RunData) -> str:
         line_chart("chart-throughput", points, "seconds", "rows written")))
     out.append(_section(
         "sources", "Per input file", "Rows per status for each input, as shares of its rows.",
-        stacked_hbars("chart-sources", data.sources,
+        stacked_hbars("chart-sources", shown_sources(data)[0],
                       [s for s in STATUS_NAMES if any(c.get(s) for _, c in data.sources)],
                       STATUS_COLORS) + _sources_table(data)))
     out.append("</main></body></html>\n")
@@ -353,15 +353,34 @@ def _reasons_table(data: RunData) -> str:
             f"<th>rows</th></tr>{rows}</table>")
 
 
+SOURCES_SHOWN = 30  # input files shown by name; every file's counts are in stats.parquet
+
+
+def shown_sources(data: RunData) -> tuple[list[tuple[str, dict[str, int]]], str]:
+    """The input files to show by name (those with the most rows not solved, in input
+    order), and a line about the others ("" when every file is shown)."""
+    if len(data.sources) <= SOURCES_SHOWN:
+        return data.sources, ""
+    ranked = sorted(range(len(data.sources)),
+                    key=lambda i: -(sum(data.sources[i][1].values())
+                                    - data.sources[i][1].get("solved", 0)))
+    keep = sorted(ranked[:SOURCES_SHOWN])
+    return ([data.sources[i] for i in keep],
+            f"{len(data.sources) - SOURCES_SHOWN:,} more input files (those shown have the "
+            f"most rows not solved; every file's counts are in {runfolder.STATS})")
+
+
 def _sources_table(data: RunData) -> str:
     if not data.sources:
         return ""
-    cols = [s for s in STATUS_NAMES if any(c.get(s) for _, c in data.sources)]
+    sources, more = shown_sources(data)
+    cols = [s for s in STATUS_NAMES if any(c.get(s) for _, c in sources)]
     head = "".join(f"<th>{esc(c)}</th>" for c in cols)
     body = "".join(
         f"<tr><td>{esc(name)}</td>" + "".join(f"<td>{c.get(s, 0):,}</td>" for s in cols)
-        + f"<td>{sum(c.values()):,}</td></tr>" for name, c in data.sources)
-    return f"<table><tr><th>input</th>{head}<th>rows</th></tr>{body}</table>"
+        + f"<td>{sum(c.values()):,}</td></tr>" for name, c in sources)
+    tail = f'<p class="note">{esc(more)}</p>' if more else ""
+    return f"<table><tr><th>input</th>{head}<th>rows</th></tr>{body}</table>{tail}"
 
 
 # ---------------------------------------------------------------------------------------
@@ -400,14 +419,17 @@ def print_terminal(data: RunData, html_path: str | None, console=None) -> None:
         console.print(f"solve time per puzzle: p50 {u['p50']:.1f} µs, p99 {u['p99']:.1f} µs, "
                       f"max {u['max']:,.0f} µs")
     if len(data.sources) > 1:
-        cols = [s for s in STATUS_NAMES if any(c.get(s) for _, c in data.sources)]
+        sources, more = shown_sources(data)
+        cols = [s for s in STATUS_NAMES if any(c.get(s) for _, c in sources)]
         per = Table(title="per input file")
         per.add_column("input")
         for c in cols:
             per.add_column(c, justify="right")
-        for name, c in data.sources:
+        for name, c in sources:
             per.add_row(Text(visible(name)), *[f"{c.get(s, 0):,}" for s in cols])
         console.print(per)
+        if more:
+            console.print(Text(f"  {more}"))
     for reason, n in data.reasons[:3]:
         console.print(Text(f"  {n:,} x {visible(reason)}"))
     if html_path is not None:

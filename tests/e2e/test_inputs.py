@@ -119,6 +119,59 @@ def test_several_inputs_and_globs(run_cli, tmp_path):
     assert frame.height == 12
 
 
+def test_many_small_files_share_parts(run_cli, tmp_path, sample_rows):
+    """README: many small files. Small inputs share a part (of at most --chunk-size rows);
+    a bigger one, a file of other columns and an empty one keep the rules; every row comes
+    out once with its own source and row; a row that fails its worker is `error` alone in a
+    shared part; the manifest stays small; a shared part lost is made again."""
+    puzzles = [p for p, _ in sample_rows]
+    d = tmp_path / "in"
+    d.mkdir()
+    expected = {}
+    for i in range(120):
+        n = i % 4  # 0 to 3 rows
+        name = f"f{i:03d}.csv"
+        write_input(d / name, "puzzle,note\n" + "".join(
+            f"{puzzles[(i * 3 + k) % len(puzzles)]},n{i}.{k}\n" for k in range(n)))
+        expected[f"in/{name}"] = n
+    write_input(d / "f050.csv", "puzzle\n" + "\n".join(puzzles[:45]) + "\n")  # own parts
+    expected["in/f050.csv"] = 45
+    write_input(d / "f051.csv", "\n".join(puzzles[:2]) + "\n")  # other columns
+    expected["in/f051.csv"] = 2
+    poison = "." * 40 + puzzles[7][40:]  # unique to f077.csv
+    write_input(d / "f077.csv", f"puzzle,note\n{puzzles[1]},a\n{poison},b\n")
+    expected["in/f077.csv"] = 2
+    res = run_cli("run", "-i", "in/*.csv", "-o", "out", "--workers", "2", "--chunk-size", "20",
+                  env={"PIPELINE_FAULT_INJECT": f"raise:{poison}"})
+    assert res.returncode == 0, res.stderr
+    out = tmp_path / "out"
+    frame = check_run(out, expected)
+    assert frame.filter(pl.col("status") == "error").select("source", "row").rows() == \
+        [("in/f077.csv", 1)]
+    assert frame.filter(pl.col("source") == "in/f010.csv")["note"].to_list() == \
+        ["n10.0", "n10.1"]
+    parts = sorted((out / "results").glob("part-*.parquet"))
+    assert len(parts) <= 20  # 120 files and 227 rows: not 120 parts
+    assert pl.read_parquet(parts[0])["source"].n_unique() > 1
+    manifest = (out / "manifest.json").read_bytes()
+    assert len(manifest) < 400 * len(expected)
+    # The report names the files with rows not solved first, and counts the others.
+    res = run_cli("report", "out")
+    assert res.returncode == 0, res.stderr
+    assert "in/f077.csv" in res.stdout
+    assert f"{sum(1 for n in expected.values() if n) - 30} more input files" in res.stdout
+    # A shared part deleted from the finished run is made again, rows and stats as before.
+    before = frame
+    parts[1].unlink()
+    res = run_cli("run", "-i", "in/*.csv", "-o", "out", "--workers", "2", "--chunk-size", "7")
+    assert res.returncode == 0, res.stderr
+    assert "made again" in res.stderr
+    again = check_run(out, expected)
+    keep = ["source", "row", "puzzle", "status", "solution", "note"]
+    poisoned = (pl.col("source") == "in/f077.csv") & (pl.col("row") == 1)
+    assert again.filter(~poisoned).select(keep).equals(before.filter(~poisoned).select(keep))
+
+
 def test_glob(run_cli, tmp_path):
     (tmp_path / "d").mkdir()
     for i in range(3):
@@ -520,7 +573,8 @@ def _check_accounted(data: bytes, tmp: Path) -> None:
         return
     assert (out / "_SUCCESS").exists()
     manifest = json.loads((out / "manifest.json").read_text())
-    shape = manifest["definition"]["inputs"][0]["layout"]
+    definition = manifest["definition"]
+    shape = definition["layouts"][definition["inputs"][0]["layout"]]
     frame = read_results(out)
     assert frame.height == _expected_rows(data, shape), shape
     assert frame["row"].to_list() == list(range(frame.height))

@@ -84,3 +84,57 @@ def test_without_the_compiled_module_the_parent_leaves_planning_to_the_workers(t
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env={**os.environ, compiled.MODE_ENV: "jit"})
     assert out.stdout.split() == ["[None,", "None]", "False"]
+
+
+# ---------------------------------------------------------------------------------------
+# Small inputs share a part
+
+_inputs = st.lists(st.tuples(st.sampled_from(["a", "b", None]),  # the columns' key
+                             st.lists(st.integers(min_value=0, max_value=30), min_size=0,
+                                      max_size=3)),  # each range's rows
+                   max_size=40)
+
+
+@given(_inputs, st.integers(min_value=1, max_value=40), st.integers(min_value=1, max_value=4))
+@settings(max_examples=200, deadline=None)
+def test_small_inputs_share_parts_and_nothing_else_does(given_inputs, chunk, most):
+    """Parts are numbered in order from 0 without a gap; a part of several ranges holds only
+    whole inputs of one range each, of one key, their rows within the chunk size."""
+    groups = [(key, [ranges.Range(i, k, 0, 1, 0, rows, f"{i}.{k}") for k, rows in
+                     enumerate(counts)]) for i, (key, counts) in enumerate(given_inputs)]
+    old = ranges.MAX_SHARED
+    ranges.MAX_SHARED = most
+    try:
+        out = ranges.share_parts(groups, chunk)
+    finally:
+        ranges.MAX_SHARED = old
+    assert [(r.input, r.first_row, r.rows, r.digest) for r in out] == \
+        [(r.input, r.first_row, r.rows, r.digest) for _, rs in groups for r in rs]
+    numbers = [r.part for r in out]
+    assert numbers == sorted(numbers)
+    assert sorted(set(numbers)) == list(range(len(set(numbers))))
+    for members in ranges.by_part(out).values():
+        if len(members) == 1:
+            continue
+        assert len(members) <= most
+        assert sum(r.rows for r in members) <= chunk
+        keys = {groups[r.input][0] for r in members}
+        assert len(keys) == 1 and None not in keys
+        assert all(len(groups[r.input][1]) == 1 for r in members)
+    # Consecutive small inputs of one key fill a part before the next begins.
+    by = ranges.by_part(out)
+    for a, b in zip(sorted(by), sorted(by)[1:], strict=False):
+        last, nxt = by[a][-1], by[b][0]
+        ka, kb = groups[last.input], groups[nxt.input]
+        if (ka[0] is not None and ka[0] == kb[0] and len(ka[1]) == len(kb[1]) == 1
+                and max(ka[1][0].rows, kb[1][0].rows) < chunk and len(by[a]) < most
+                and all(len(groups[r.input][1]) == 1 for r in by[a])):
+            assert sum(r.rows for r in by[a]) + nxt.rows > chunk
+
+
+def test_a_shared_parts_footer_sums_its_ranges():
+    members = [ranges.Range(i, 7, 0, 10, 0, 3, f"d{i}") for i in range(3)]
+    rows, digest = ranges.footers(members)[7]
+    assert rows == 9
+    assert digest != ranges.footers(members[:2])[7][1]
+    assert ranges.footers(members[:1])[7] == (3, "d0")  # a part of one range: the range's
