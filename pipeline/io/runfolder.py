@@ -24,6 +24,7 @@ import hashlib
 import json
 import logging
 import os
+import socket
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -108,6 +109,7 @@ class RunFolder:
         self.loc = location
         self.results = location.child(RESULTS)
         self._lock_fd: int | None = None
+        self._lock_object_loc: Location | None = None
         self.read_only = False
 
     @property
@@ -137,10 +139,13 @@ class RunFolder:
                                  "makes its folder, not a bucket)")
             self.loc.makedirs()
 
-    def lock(self, holder: str) -> None:
-        """Take the folder's lock, or OutputBusy naming the holder. Object stores have no
-        lock (say so in the README); a read-only folder is locked for reading."""
+    def lock(self, holder: str, store: bool = False) -> None:
+        """Take the folder's lock, or OutputBusy naming the holder; a read-only folder is
+        locked for reading. A folder in an object store has no flock: with `store` its
+        lock is an object (_lock_object), else it has none (the README says so)."""
         if not self.loc.local:
+            if store:
+                self._lock_object(holder)
             return
         path = os.path.join(self.loc.path, LOCK)
         try:
@@ -168,10 +173,49 @@ class RunFolder:
             pass  # a read-only or immutable lock file still locks
         self._lock_fd = fd
 
+    def _lock_object(self, holder: str) -> None:
+        """An object store's lock: DIR/.lock, created only if absent (one conditional PUT),
+        naming its holder, deleted when the holder lets go. A holder killed outright leaves
+        it behind: one of this host whose process is gone is taken over (a PUT on the
+        condition that the lock is still the one read, so that of two takers one wins);
+        any other is refused, naming the object to delete if its run is gone."""
+        loc = self.child(LOCK)
+        mine = json.dumps({"holder": holder, "host": socket.gethostname(),
+                           "pid": os.getpid()}).encode()
+        theirs: dict = {}
+        for _ in range(3):  # (a holder may let go while we look)
+            try:
+                loc.create(mine)
+                self._lock_object_loc = loc
+                return
+            except FileExistsError:
+                pass
+            try:
+                etag = loc.etag()
+                theirs = json.loads(loc.read_bytes())
+            except FileNotFoundError:
+                continue
+            except (OSError, ValueError):
+                theirs = {}
+            if not _gone(theirs):
+                break
+            try:
+                loc.create(mine, replacing=etag)
+                self._lock_object_loc = loc
+                return
+            except FileExistsError:
+                continue  # another run took it over first
+        who = theirs.get("holder") if isinstance(theirs, dict) else None
+        raise OutputBusy(f"{self.shown}: in use by {who or 'another run'} (if that run is "
+                         f"gone, delete {loc.shown})")
+
     def unlock(self) -> None:
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
+        if self._lock_object_loc is not None:
+            loc, self._lock_object_loc = self._lock_object_loc, None
+            loc.remove()
 
     # What is there ---------------------------------------------------------------------
 
@@ -307,6 +351,22 @@ class RunFolder:
         loc = self.part(number)
         return pq.read_table(loc.path if loc.local else loc.fs.open(loc.path, "rb"),
                              columns=columns)
+
+
+def _gone(holder: dict) -> bool:
+    """Whether a lock object's holder is a process of this host that no longer runs."""
+    if not isinstance(holder, dict):
+        return False
+    pid = holder.get("pid")
+    if holder.get("host") != socket.gethostname() or not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # alive, another user's
+    return False
 
 
 def definition_digest(definition: dict) -> str:
