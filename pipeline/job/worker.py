@@ -170,9 +170,7 @@ def solve(task: Solve) -> Figures:
     else:
         rows = _reading(task.location, lambda: _read(task, hasher))
     if (hasher is not None and hasher.hexdigest() != r.digest) or rows.n != r.rows:
-        raise InputChanged(
-            f"{task.source} changed while the run read it (bytes {r.start:,}..{r.end:,} are "
-            f"not what was planned); run again to start over")
+        raise InputChanged.at(task.source, r.start, r.end)
     t_read = time.perf_counter()
     offsets, data = buffers(rows.columns["puzzle"])
     expected = None
