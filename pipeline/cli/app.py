@@ -150,7 +150,8 @@ def run(
     json_out: Annotated[bool, typer.Option(
         "--json", help="Print the final summary as one JSON object on stdout.")] = False,
     quiet: Annotated[bool, typer.Option(
-        "--quiet", "-q", help="No progress, no summary, no warnings on stderr.")] = False,
+        "--quiet", "-q", help="No progress, no summary, no warnings on stderr (a failure "
+        "still says why, in one line).")] = False,
 ) -> None:
     """Solve and check every puzzle of the inputs; write Parquet results and stats.
 

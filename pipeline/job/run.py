@@ -131,8 +131,15 @@ def _run(settings: Settings, hooks: Hooks) -> Summary:
                 if inp.shape.guessed:
                     log.warning("%s: its first record (%s) is taken for the column names",
                                 inp.source, ",".join(inp.shape.columns))
-            return _execute(run_folder, inputs, settings, definition, hooks, executor, run_id,
-                            started, t0)
+            summary = _execute(run_folder, inputs, settings, definition, hooks, executor,
+                               run_id, started, t0)
+            if summary.exit_code:
+                logs.record_exit(summary.reason())
+            return summary
+    except BaseException as exc:  # a failure or a stop: on record, once the log is ours
+        if (reason := logs.exit_reason(exc)) is not None:
+            logs.record_exit(reason)
+        raise
     finally:
         logs.teardown()
         run_folder.unlock()
