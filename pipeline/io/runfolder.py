@@ -233,17 +233,13 @@ class RunFolder:
         parts = [n for n in self.results.listdir() if is_part(n)]
         return Previous(manifest, SUCCESS in names, foreign, parts, unreadable)
 
-    def state(self, definition: dict | None, overwrite: bool, resumable: bool) -> str:
-        """'fresh', 'resume' or 'done'; clears the folder first under --overwrite.
-
-        A run that cannot be resumed (from standard input) needs a fresh folder.
-        """
+    def state(self, definition: dict, overwrite: bool) -> str:
+        """'fresh', 'resume' or 'done'; clears the folder first under --overwrite."""
         prev = self.previous()
         before = (prev.manifest or {}).get("definition")
         if before is None and not prev.foreign and not prev.parts and not prev.finished:
             return "fresh"  # nothing of a run here (or a run killed before its manifest)
-        same = before == definition and resumable
-        if same and not overwrite:
+        if before == definition and not overwrite:
             return "done" if prev.finished else "resume"
         if not overwrite:
             if prev.unreadable:
@@ -251,8 +247,6 @@ class RunFolder:
             elif before is None:
                 shown = ", ".join(sorted(prev.foreign)[:3]) or "results"
                 why_not = f"holds other files ({shown})"
-            elif not resumable:
-                why_not = "holds a run, and a run from standard input cannot be resumed"
             else:
                 why_not = "holds a different run (other inputs, columns or limit)"
             raise DefinitionMismatch(
@@ -261,10 +255,11 @@ class RunFolder:
         return "fresh"
 
     def clear(self) -> None:
-        """Remove everything of ours but the lock (for --overwrite)."""
+        """Remove everything of ours but the lock and the spill (for --overwrite: the
+        spill holds this run's copies of its inputs, made before the folder was judged)."""
         for name in (SUCCESS, MANIFEST, STATS, REPORT):
             self.loc.child(name).remove()
-        for name in (RESULTS, LOGS, SPILL):
+        for name in (RESULTS, LOGS):
             self.loc.child(name).remove_tree()
 
     def remove_temporary(self) -> None:

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from pipeline import testhooks
-from pipeline.errors import InputError, Interrupted, Stopped
+from pipeline.errors import DefinitionMismatch, InputError, Interrupted, Stopped
 from pipeline.execute import lifecycle
 from pipeline.io import runfolder, schema, timestamps
 from pipeline.io.inputs import (
@@ -100,9 +100,6 @@ def _run(settings: Settings, hooks: Hooks) -> Summary:
                     f"{timestamps.local()}")
     run_id = logs.new_run_id()
     try:
-        resumable = not any(i.stream in ("stdin", "pipe") for i in inputs)
-        if not resumable:  # nothing to compare with: the folder must be (made) fresh
-            run_folder.state(None, overwrite, resumable=False)
         before = run_folder.previous()
         logs.hold(settings.log_level, quiet=quiet)
         for path in inside:
@@ -112,13 +109,20 @@ def _run(settings: Settings, hooks: Hooks) -> Summary:
             plan.plan_inputs(inputs, executor, settings.chunk_size, before.manifest)
             testhooks.pause("after-plan")
             definition = _definition(inputs, settings)
-            state = run_folder.state(definition, overwrite, resumable) if resumable else "fresh"
+            # An input read once (standard input, a pipe) is known by its copy's hashes, as
+            # a file is by its own: the same bytes again resume the run, or are done.
+            try:
+                state = run_folder.state(definition, overwrite)
+            except DefinitionMismatch:
+                run_folder.child(runfolder.SPILL).remove_tree()  # ours, in another's folder
+                raise
             if state == "done" and (missing := _not_whole(run_folder, inputs, definition)):
                 log.warning("%s is finished, but %s: those are made again", run_folder.shown,
                             missing)
                 run_folder.child(runfolder.SUCCESS).remove()
                 state = "resume"
             if state == "done":
+                run_folder.child(runfolder.SPILL).remove_tree()
                 summary = Summary.from_stats(run_folder.read_stats())
                 summary.already_done = True
                 summary.output = run_folder.shown
