@@ -31,8 +31,9 @@ app = typer.Typer(
 )
 
 EXIT_HELP = """Exit codes: 0 finished; 1 finished but a --fail-on status occurred; 2 usage error or
-unusable input (--incremental: an input refused, the others done); 3 the run failed (write error, full disk); 130/143 stopped by Ctrl-C/SIGTERM
-(run the same command again to resume)."""
+unusable input (--incremental: an input refused, the others done); 3 the run failed (write
+error, full disk); 130/143 stopped by Ctrl-C/SIGTERM (run the same command again to
+resume)."""
 
 
 class StatusList(click.ParamType):

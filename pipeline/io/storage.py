@@ -377,7 +377,7 @@ class Location:
                 self.fs.pipe_file(self.path, data, IfMatch=replacing)
         except FileExistsError:
             raise
-        except OSError as exc:
+        except OSError as exc:  # s3fs says a failed If-Match only in words (HTTP 412)
             if "pre-condition" in str(exc) or "PreconditionFailed" in str(exc):
                 raise FileExistsError(self.shown) from None
             raise RunFailed(f"cannot write {self.shown}: {why(exc)}") from None

@@ -274,3 +274,17 @@ def test_a_file_refused_after_its_folder_was_made_leaves_no_folder(tmp_path, run
     assert len(done) == 2
     names = [p.name for p in (tmp_path / "warehouse").iterdir() if not p.name.startswith(".")]
     assert sorted(names) == sorted([*done, "catalog.parquet"])  # b's folder is gone
+
+
+def test_a_catalog_of_an_earlier_version_is_read_and_extended(tmp_path, run_cli):
+    """A catalog written before the `etag` and `reason` columns: read with them null."""
+    inbox = _inbox(tmp_path)
+    assert _run(run_cli)[0].returncode == 0
+    path = tmp_path / "warehouse" / "catalog.parquet"
+    pl.read_parquet(path).drop("etag", "reason").write_parquet(path)
+    (inbox / "c.txt").write_text(f"{LEET}\n")
+    res, summary = _run(run_cli)
+    assert res.returncode == 0, res.stderr
+    assert summary["processed_files"] == ["inbox/c.txt"]
+    catalog = pl.read_parquet(path)
+    assert catalog.height == 3 and catalog["reason"].null_count() == 3
