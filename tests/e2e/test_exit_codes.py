@@ -1,7 +1,7 @@
 """Exit codes and the one line that says why (README: the table of exit codes; every
-non-zero exit prints one line on stderr, and no traceback): usage errors and unusable
-inputs exit 2 before the run starts, --fail-on exits 1 on a finished run, an output that
-is a file, a truncated gzip. Stops (130, 143) are in test_signals.py, a held folder in
+non-zero exit prints one line on stderr, --quiet too, and no traceback, and ends the run's
+log with it): usage errors and unusable inputs exit 2 before the run starts, --fail-on
+exits 1 on a finished run, an output that is a file, a truncated gzip. Stops (130, 143) are in test_signals.py, a held folder in
 test_locks.py, what fails mid-run (exit 3) in test_failures.py.
 """
 

@@ -3,6 +3,7 @@ moment (kill -9, a power cut, a full disk) is resumed by the same command, with 
 an undisturbed run and only the rows it solved counted; a torn part is done again; every
 file is synced before its rename; the same command on a finished folder (or a copy of it)
 is already done; a folder holding another run, or none, is refused unless --overwrite.
+A run from standard input or `<(...)` is known by its copy's hashes: stopped, it resumes.
 """
 
 from __future__ import annotations
