@@ -101,6 +101,12 @@ class Previous:
     parts: list[str]
     unreadable: str = ""  # why its manifest.json cannot be read, if it cannot
 
+    @property
+    def empty(self) -> bool:
+        """Nothing of a run (or a run killed before its manifest): the folder is fresh."""
+        return ((self.manifest or {}).get("definition") is None and not self.foreign
+                and not self.parts and not self.finished)
+
 
 class RunFolder:
     """An output folder on local disk or in an object store."""
@@ -237,8 +243,8 @@ class RunFolder:
         """'fresh', 'resume' or 'done'; clears the folder first under --overwrite."""
         prev = self.previous()
         before = (prev.manifest or {}).get("definition")
-        if before is None and not prev.foreign and not prev.parts and not prev.finished:
-            return "fresh"  # nothing of a run here (or a run killed before its manifest)
+        if prev.empty:
+            return "fresh"
         if before == definition and not overwrite:
             return "done" if prev.finished else "resume"
         if not overwrite:

@@ -62,9 +62,14 @@ def record_exit(reason: str) -> None:
     """Why the command ends with an exit code other than 0, as one ERROR record of the
     run's log (the command line says the same line on stderr, --quiet or not); nothing
     before the run has its log (the folder may be another run's)."""
-    if any(isinstance(h, logging.FileHandler) and getattr(h, "_pipeline", False)
-           for h in logging.getLogger().handlers):
+    if writing():
         logging.getLogger("pipeline.exit").error("%s", reason, extra={"console": False})
+
+
+def writing() -> bool:
+    """Whether records go to a run's log file (`setup` was called, not yet torn down)."""
+    return any(isinstance(h, logging.FileHandler) and getattr(h, "_pipeline", False)
+               for h in logging.getLogger().handlers)
 
 
 def exit_reason(exc: BaseException) -> str | None:

@@ -15,6 +15,7 @@ stats, the manifest and `_SUCCESS` last.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import resource
@@ -27,7 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from pipeline import testhooks
-from pipeline.errors import DefinitionMismatch, InputError, Interrupted, Stopped
+from pipeline.errors import DefinitionMismatch, InputError, Interrupted, Stopped, UsageError
 from pipeline.execute import lifecycle
 from pipeline.io import runfolder, schema, timestamps
 from pipeline.io.inputs import (
@@ -99,6 +100,7 @@ def _run(settings: Settings, hooks: Hooks) -> Summary:
     run_folder.lock(f"pid {os.getpid()} on {socket.gethostname()} since "
                     f"{timestamps.local()}")
     run_id = logs.new_run_id()
+    before = None
     try:
         before = run_folder.previous()
         logs.hold(settings.log_level, quiet=quiet)
@@ -140,8 +142,14 @@ def _run(settings: Settings, hooks: Hooks) -> Summary:
             if summary.exit_code:
                 logs.record_exit(summary.reason())
             return summary
-    except BaseException as exc:  # a failure or a stop: on record, once the log is ours
+    except BaseException as exc:  # a failure or a stop: on record in the run's log
         if (reason := logs.exit_reason(exc)) is not None:
+            if (not logs.writing() and before is not None and before.empty
+                    and not isinstance(exc, InputError | UsageError)):
+                # Stopped or failed before the folder was judged, but it held nothing: it
+                # is ours (an unusable input leaves no log: the run never started).
+                with contextlib.suppress(Exception):
+                    logs.setup(run_folder, run_id, settings.log_level, quiet=quiet)
             logs.record_exit(reason)
         raise
     finally:

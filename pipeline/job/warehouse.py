@@ -162,8 +162,7 @@ def _sha256(loc: Location) -> str:
 
 def _remove_if_empty(folder: RunFolder) -> None:
     """Remove a refused file's run folder when it holds nothing of a run (its lock, spill)."""
-    prev = folder.previous()
-    if prev.manifest is None and not prev.parts and not prev.foreign and not prev.finished:
+    if folder.previous().empty:
         for name in (runfolder.SPILL, runfolder.LOGS, runfolder.RESULTS):
             folder.child(name).remove_tree()
         folder.child(runfolder.LOCK).remove()

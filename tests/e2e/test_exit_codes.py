@@ -115,13 +115,13 @@ def test_truncated_gzip_is_a_clear_error(run_cli, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("how, code", [("fail-on", 1), ("SIGINT", 130), ("SIGTERM", 143),
-                                       ("input edited", 3)])
+                                       ("input edited", 3), ("SIGINT while planning", 130)])
 def test_every_non_zero_exit_says_why_on_stderr_and_in_the_run_log(tmp_path, big, how, code):
     if how == "fail-on":  # --json and -q (BIG) both: neither silences a failure
         got, _, err = run(["run", "-i", big, "-o", "out", *BIG, "--fail-on", "solved"],
                           tmp_path)
     else:
-        point = "after-plan" if how == "input edited" else "before-stats"
+        point = "before-stats" if how in ("SIGINT", "SIGTERM") else "after-plan"
         proc, hooks = start_big_at(point, tmp_path, big)
         try:
             wait_file(hooks / f"{point}.reached", proc)
@@ -130,7 +130,7 @@ def test_every_non_zero_exit_says_why_on_stderr_and_in_the_run_log(tmp_path, big
                 big.write_bytes(data[:100] + data[100:181].replace(b".", b"1", 1) + data[181:])
                 (hooks / f"{point}.go").touch()
             else:
-                proc.send_signal(getattr(signal, how))
+                proc.send_signal(getattr(signal, how.split()[0]))
             got, _, err = finish(proc)
         finally:
             if proc.poll() is None:
