@@ -67,6 +67,14 @@ class RunFailed(PipelineError):
 class InputChanged(RunFailed):
     """An input's bytes are no longer those the plan hashed."""
 
+    @classmethod
+    def at(cls, source: str, start: int, end: int) -> InputChanged:
+        """The failure of bytes [start, end) of `source`, with the advice that works (the
+        folder now holds a run of other bytes: a plain rerun would be refused)."""
+        return cls(f"{source} changed while the run read it (bytes {start:,}..{end:,} are "
+                   "not what was planned); to start over on what it holds now, run the same "
+                   "command with --overwrite")
+
 
 class Stopped(PipelineError):
     """Ctrl-C or SIGTERM stopped the command."""

@@ -31,8 +31,9 @@ app = typer.Typer(
 )
 
 EXIT_HELP = """Exit codes: 0 finished; 1 finished but a --fail-on status occurred; 2 usage error or
-unusable input; 3 the run failed (write error, full disk); 130/143 stopped by Ctrl-C/SIGTERM
-(run the same command again to resume)."""
+unusable input (--incremental: an input refused, the others done); 3 the run failed (write
+error, full disk); 130/143 stopped by Ctrl-C/SIGTERM (run the same command again to
+resume)."""
 
 
 class StatusList(click.ParamType):
@@ -150,7 +151,8 @@ def run(
     json_out: Annotated[bool, typer.Option(
         "--json", help="Print the final summary as one JSON object on stdout.")] = False,
     quiet: Annotated[bool, typer.Option(
-        "--quiet", "-q", help="No progress, no summary, no warnings on stderr.")] = False,
+        "--quiet", "-q", help="No progress, no summary, no warnings on stderr (a failure "
+        "still says why, in one line).")] = False,
 ) -> None:
     """Solve and check every puzzle of the inputs; write Parquet results and stats.
 
@@ -191,11 +193,14 @@ def run(
                    f"({summary.rows:,} rows)", err=True)
     elif show:
         progress_mod.print_table(summary)
-    failing = (f"finished, but found {', '.join(summary.failing)} rows (--fail-on): "
-               if summary.failing else "")
-    if not quiet and not json_out and not summary.already_done and (failing or not show):
-        typer.echo(f"pipeline: {failing}{visible(summary.line())}", err=True)  # one line
-    if summary.failing:
+    # Every exit but 0 says why in one line, --quiet and --json included (cron mails it).
+    if summary.refused_files:
+        typer.echo(f"pipeline: error: {visible(summary.reason())}", err=True)
+    elif summary.failing:
+        typer.echo(f"pipeline: {visible(summary.reason())}", err=True)
+    elif not quiet and not json_out and not summary.already_done and not show:
+        typer.echo(f"pipeline: {visible(summary.line())}", err=True)  # one line
+    if summary.exit_code:
         raise typer.Exit(summary.exit_code)
 
 

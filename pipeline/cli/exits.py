@@ -4,7 +4,8 @@
     1    finished, but a --fail-on status occurred (the run's Summary says so); a target
          `generate` could not reach (TargetNotReached); `validate`, `solve`: some not valid
     2    a usage error or an unusable input (UsageError, InputError, OutputBusy,
-         DefinitionMismatch, and click's own usage errors)
+         DefinitionMismatch, and click's own usage errors); --incremental: an input was
+         refused, the others done (the Summary says so)
     3    the run failed (RunFailed, InputChanged) or an internal error
     128+N  stopped by signal N (Stopped: 130 for Ctrl-C, 143 for SIGTERM)
 

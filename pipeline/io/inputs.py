@@ -13,6 +13,7 @@ from __future__ import annotations
 import glob
 import gzip
 import os
+import re
 import zlib
 from dataclasses import dataclass, field
 
@@ -124,10 +125,17 @@ def _url_glob(pattern: str) -> bool:
     return glob.has_magic(pattern.split("://", 1)[1])
 
 
+# A process substitution's path, `<(zcat x.gz)`: its number says nothing of what it holds.
+_DESCRIPTOR = re.compile(r"/(dev|proc/self|proc/\d+)/fd/\d+")
+
+
 def stem(path: str) -> str:
-    """A file's name without folder and suffixes ('data/x.csv.gz' -> 'x')."""
+    """A file's name without folder and suffixes ('data/x.csv.gz' -> 'x'); 'stdin' for
+    standard input, 'pipe' for a process substitution (/dev/fd/N)."""
     if path == "-":
         return "stdin"
+    if _DESCRIPTOR.fullmatch(path):
+        return "pipe"
     name = os.path.basename(storage.redact(path).rstrip("/"))
     return name.split(".")[0] or name
 

@@ -164,8 +164,7 @@ def read_rows(loc: Location, start: int, end: int, shape: Shape, digest: str, so
     with loc.reader(start, end) as read:
         data = b"".join(iter(lambda: read(8 << 20), b""))
     if records.hasher(data).hexdigest() != digest:
-        raise InputChanged(f"{source} changed while the run read it (bytes {start:,}.."
-                           f"{end:,} are not what was planned); run again to start over")
+        raise InputChanged.at(source, start, end)
     f = pq.ParquetFile(_Overlay(loc, start, data, loc.size()))
     meta = row_groups(f.metadata)
     groups = [g for g, (s, _, _) in enumerate(meta) if start <= s < end]

@@ -24,6 +24,7 @@ import hashlib
 import json
 import logging
 import os
+import socket
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -100,6 +101,12 @@ class Previous:
     parts: list[str]
     unreadable: str = ""  # why its manifest.json cannot be read, if it cannot
 
+    @property
+    def empty(self) -> bool:
+        """Nothing of a run (or a run killed before its manifest): the folder is fresh."""
+        return ((self.manifest or {}).get("definition") is None and not self.foreign
+                and not self.parts and not self.finished)
+
 
 class RunFolder:
     """An output folder on local disk or in an object store."""
@@ -108,6 +115,7 @@ class RunFolder:
         self.loc = location
         self.results = location.child(RESULTS)
         self._lock_fd: int | None = None
+        self._lock_object_loc: Location | None = None
         self.read_only = False
 
     @property
@@ -137,10 +145,13 @@ class RunFolder:
                                  "makes its folder, not a bucket)")
             self.loc.makedirs()
 
-    def lock(self, holder: str) -> None:
-        """Take the folder's lock, or OutputBusy naming the holder. Object stores have no
-        lock (say so in the README); a read-only folder is locked for reading."""
+    def lock(self, holder: str, store: bool = False) -> None:
+        """Take the folder's lock, or OutputBusy naming the holder; a read-only folder is
+        locked for reading. A folder in an object store has no flock: with `store` its
+        lock is an object (_lock_object), else it has none (the README says so)."""
         if not self.loc.local:
+            if store:
+                self._lock_object(holder)
             return
         path = os.path.join(self.loc.path, LOCK)
         try:
@@ -168,10 +179,49 @@ class RunFolder:
             pass  # a read-only or immutable lock file still locks
         self._lock_fd = fd
 
+    def _lock_object(self, holder: str) -> None:
+        """An object store's lock: DIR/.lock, created only if absent (one conditional PUT),
+        naming its holder, deleted when the holder lets go. A holder killed outright leaves
+        it behind: one of this host whose process is gone is taken over (a PUT on the
+        condition that the lock is still the one read, so that of two takers one wins);
+        any other is refused, naming the object to delete if its run is gone."""
+        loc = self.child(LOCK)
+        mine = json.dumps({"holder": holder, "host": socket.gethostname(),
+                           "pid": os.getpid()}).encode()
+        theirs: dict = {}
+        for _ in range(3):  # (a holder may let go while we look)
+            try:
+                loc.create(mine)
+                self._lock_object_loc = loc
+                return
+            except FileExistsError:
+                pass
+            try:
+                etag = loc.etag()
+                theirs = json.loads(loc.read_bytes())
+            except FileNotFoundError:
+                continue
+            except (OSError, ValueError):
+                theirs = {}
+            if not _gone(theirs):
+                break
+            try:
+                loc.create(mine, replacing=etag)
+                self._lock_object_loc = loc
+                return
+            except FileExistsError:
+                continue  # another run took it over first
+        who = theirs.get("holder") if isinstance(theirs, dict) else None
+        raise OutputBusy(f"{self.shown}: in use by {who or 'another run'} (if that run is "
+                         f"gone, delete {loc.shown})")
+
     def unlock(self) -> None:
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
+        if self._lock_object_loc is not None:
+            loc, self._lock_object_loc = self._lock_object_loc, None
+            loc.remove()
 
     # What is there ---------------------------------------------------------------------
 
@@ -189,17 +239,13 @@ class RunFolder:
         parts = [n for n in self.results.listdir() if is_part(n)]
         return Previous(manifest, SUCCESS in names, foreign, parts, unreadable)
 
-    def state(self, definition: dict | None, overwrite: bool, resumable: bool) -> str:
-        """'fresh', 'resume' or 'done'; clears the folder first under --overwrite.
-
-        A run that cannot be resumed (from standard input) needs a fresh folder.
-        """
+    def state(self, definition: dict, overwrite: bool) -> str:
+        """'fresh', 'resume' or 'done'; clears the folder first under --overwrite."""
         prev = self.previous()
         before = (prev.manifest or {}).get("definition")
-        if before is None and not prev.foreign and not prev.parts and not prev.finished:
-            return "fresh"  # nothing of a run here (or a run killed before its manifest)
-        same = before == definition and resumable
-        if same and not overwrite:
+        if prev.empty:
+            return "fresh"
+        if before == definition and not overwrite:
             return "done" if prev.finished else "resume"
         if not overwrite:
             if prev.unreadable:
@@ -207,8 +253,6 @@ class RunFolder:
             elif before is None:
                 shown = ", ".join(sorted(prev.foreign)[:3]) or "results"
                 why_not = f"holds other files ({shown})"
-            elif not resumable:
-                why_not = "holds a run, and a run from standard input cannot be resumed"
             else:
                 why_not = "holds a different run (other inputs, columns or limit)"
             raise DefinitionMismatch(
@@ -217,10 +261,11 @@ class RunFolder:
         return "fresh"
 
     def clear(self) -> None:
-        """Remove everything of ours but the lock (for --overwrite)."""
+        """Remove everything of ours but the lock and the spill (for --overwrite: the
+        spill holds this run's copies of its inputs, made before the folder was judged)."""
         for name in (SUCCESS, MANIFEST, STATS, REPORT):
             self.loc.child(name).remove()
-        for name in (RESULTS, LOGS, SPILL):
+        for name in (RESULTS, LOGS):
             self.loc.child(name).remove_tree()
 
     def remove_temporary(self) -> None:
@@ -307,6 +352,22 @@ class RunFolder:
         loc = self.part(number)
         return pq.read_table(loc.path if loc.local else loc.fs.open(loc.path, "rb"),
                              columns=columns)
+
+
+def _gone(holder: dict) -> bool:
+    """Whether a lock object's holder is a process of this host that no longer runs."""
+    if not isinstance(holder, dict):
+        return False
+    pid = holder.get("pid")
+    if holder.get("host") != socket.gethostname() or not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # alive, another user's
+    return False
 
 
 def definition_digest(definition: dict) -> str:

@@ -73,6 +73,7 @@ def _remember_secrets(text: str) -> None:
 
 
 OBJECT_STORES = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl")
+CONDITIONAL_STORES = ("s3", "s3a")  # conditional PUTs known to hold (Location.create)
 
 
 def why(exc: OSError) -> str:
@@ -360,6 +361,31 @@ class Location:
                 self.fs.pipe_file(self.path, data)
         except OSError as exc:
             raise RunFailed(f"cannot write {self.shown}: {why(exc)}") from None
+
+    def create(self, data: bytes, replacing: str | None = None) -> None:
+        """Write a small object only if no object has its name, or with `replacing` only if
+        the one there still has that ETag: one conditional PUT (S3's If-None-Match and
+        If-Match), so that of two writers one wins. FileExistsError when another got there
+        first; UsageError for a store that cannot write on a condition."""
+        if urlsplit(self.url).scheme.lower() not in CONDITIONAL_STORES:
+            raise UsageError(f"{self.shown}: this store cannot write an object on a "
+                             f"condition (only {', '.join(CONDITIONAL_STORES)}:// can)")
+        try:
+            if replacing is None:
+                self.fs.pipe_file(self.path, data, mode="create")
+            else:
+                self.fs.pipe_file(self.path, data, IfMatch=replacing)
+        except FileExistsError:
+            raise
+        except OSError as exc:  # s3fs says a failed If-Match only in words (HTTP 412)
+            if "pre-condition" in str(exc) or "PreconditionFailed" in str(exc):
+                raise FileExistsError(self.shown) from None
+            raise RunFailed(f"cannot write {self.shown}: {why(exc)}") from None
+
+    def etag(self) -> str:
+        """An object's ETag ('' when the store gives none)."""
+        self.fs.invalidate_cache(self.path)
+        return str(self.fs.info(self.path).get("ETag") or "")
 
     def sync(self) -> None:
         """Make the renames in this (local) folder durable."""

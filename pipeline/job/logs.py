@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import sys
 import tempfile
 
@@ -51,8 +52,40 @@ class _Console(logging.Formatter):
 
 
 def _ours(record: logging.LogRecord) -> bool:
-    """Only the pipeline's own records reach the terminal (Dask's go to the log file)."""
-    return record.name == "pipeline" or record.name.startswith("pipeline.")
+    """Only the pipeline's own records reach the terminal (Dask's go to the log file), and
+    of those not the ones the command line says itself (`record_exit`)."""
+    return ((record.name == "pipeline" or record.name.startswith("pipeline."))
+            and getattr(record, "console", True))
+
+
+def record_exit(reason: str) -> None:
+    """Why the command ends with an exit code other than 0, as one ERROR record of the
+    run's log (the command line says the same line on stderr, --quiet or not); nothing
+    before the run has its log (the folder may be another run's)."""
+    if writing():
+        logging.getLogger("pipeline.exit").error("%s", reason, extra={"console": False})
+
+
+def writing() -> bool:
+    """Whether records go to a run's log file (`setup` was called, not yet torn down)."""
+    return any(isinstance(h, logging.FileHandler) and getattr(h, "_pipeline", False)
+               for h in logging.getLogger().handlers)
+
+
+def exit_reason(exc: BaseException) -> str | None:
+    """The one line the command line will say for an exception that ends a run (None for
+    one that is not a failure)."""
+    from pipeline.errors import Interrupted, PipelineError, Stopped
+
+    if isinstance(exc, KeyboardInterrupt):
+        return Stopped(signal.SIGINT).message
+    if isinstance(exc, Interrupted):
+        return Stopped(exc.signum).message
+    if isinstance(exc, PipelineError):
+        return exc.message
+    if isinstance(exc, Exception):
+        return f"internal error: {type(exc).__name__}: {exc}"
+    return None
 
 
 _REMOTE: list = []  # (local temporary file, its location in the store) while a run logs

@@ -15,6 +15,7 @@ stats, the manifest and `_SUCCESS` last.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -28,7 +29,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from pipeline import testhooks
-from pipeline.errors import InputError, Interrupted, Stopped
+from pipeline.errors import DefinitionMismatch, InputError, Interrupted, Stopped, UsageError
 from pipeline.execute import lifecycle
 from pipeline.io import runfolder, schema, timestamps
 from pipeline.io.inputs import (
@@ -100,10 +101,8 @@ def _run(settings: Settings, hooks: Hooks) -> Summary:
     run_folder.lock(f"pid {os.getpid()} on {socket.gethostname()} since "
                     f"{timestamps.local()}")
     run_id = logs.new_run_id()
+    before = None
     try:
-        resumable = not any(i.stream in ("stdin", "pipe") for i in inputs)
-        if not resumable:  # nothing to compare with: the folder must be (made) fresh
-            run_folder.state(None, overwrite, resumable=False)
         before = run_folder.previous()
         logs.hold(settings.log_level, quiet=quiet)
         for path in inside:
@@ -114,13 +113,20 @@ def _run(settings: Settings, hooks: Hooks) -> Summary:
                                            before.manifest)
             testhooks.pause("after-plan")
             definition = _definition(inputs, settings)
-            state = run_folder.state(definition, overwrite, resumable) if resumable else "fresh"
+            # An input read once (standard input, a pipe) is known by its copy's hashes, as
+            # a file is by its own: the same bytes again resume the run, or are done.
+            try:
+                state = run_folder.state(definition, overwrite)
+            except DefinitionMismatch:
+                run_folder.child(runfolder.SPILL).remove_tree()  # ours, in another's folder
+                raise
             if state == "done" and (missing := _not_whole(run_folder, inputs, definition)):
                 log.warning("%s is finished, but %s: those are made again", run_folder.shown,
                             missing)
                 run_folder.child(runfolder.SUCCESS).remove()
                 state = "resume"
             if state == "done":
+                run_folder.child(runfolder.SPILL).remove_tree()
                 summary = Summary.from_stats(run_folder.read_stats())
                 summary.already_done = True
                 summary.output = run_folder.shown
@@ -133,8 +139,21 @@ def _run(settings: Settings, hooks: Hooks) -> Summary:
                 if inp.shape.guessed:
                     log.warning("%s: its first record (%s) is taken for the column names",
                                 inp.source, ",".join(inp.shape.columns))
-            return _execute(run_folder, inputs, settings, definition, hooks, executor, run_id,
-                            started, t0, shared_rows)
+            summary = _execute(run_folder, inputs, settings, definition, hooks, executor,
+                               run_id, started, t0, shared_rows)
+            if summary.exit_code:
+                logs.record_exit(summary.reason())
+            return summary
+    except BaseException as exc:  # a failure or a stop: on record in the run's log
+        if (reason := logs.exit_reason(exc)) is not None:
+            if (not logs.writing() and before is not None and before.empty
+                    and not isinstance(exc, InputError | UsageError)):
+                # Stopped or failed before the folder was judged, but it held nothing: it
+                # is ours (an unusable input leaves no log: the run never started).
+                with contextlib.suppress(Exception):
+                    logs.setup(run_folder, run_id, settings.log_level, quiet=quiet)
+            logs.record_exit(reason)
+        raise
     finally:
         logs.teardown()
         run_folder.unlock()

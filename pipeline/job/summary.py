@@ -24,6 +24,7 @@ class Summary:
     worker_cpu_seconds: float = 0.0  # the workers' CPU time on this run's ranges
     processed_files: list[str] = field(default_factory=list)  # --incremental
     skipped_files: list[str] = field(default_factory=list)  # --incremental
+    refused_files: dict[str, str] = field(default_factory=dict)  # --incremental: why
 
     @property
     def failing(self) -> list[str]:
@@ -31,7 +32,21 @@ class Summary:
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.failing else 0
+        """2 when an input was refused (--incremental: the others were done), 1 when a
+        --fail-on status occurred, else 0 (cli/exits.py's scheme)."""
+        return 2 if self.refused_files else 1 if self.failing else 0
+
+    def reason(self) -> str:
+        """Why the exit code is not 0, in one line ('' when it is)."""
+        if self.refused_files:
+            n = len(self.refused_files)
+            why = "; ".join(f"{reason}" for reason in self.refused_files.values())
+            return (f"{n} input{'s' if n > 1 else ''} refused (recorded in the catalog, "
+                    f"skipped until changed; the others done): {why}")
+        if self.failing:
+            return f"finished, but found {', '.join(self.failing)} rows (--fail-on): " \
+                   f"{self.line()}"
+        return ""
 
     @property
     def new_rows(self) -> int:
@@ -63,6 +78,7 @@ class Summary:
             "already_done": self.already_done, "resumed_rows": self.resumed_rows,
             "exit_code": self.exit_code, "failing": self.failing,
             "processed_files": self.processed_files, "skipped_files": self.skipped_files,
+            "refused_files": self.refused_files,
         }
 
     @classmethod

@@ -3,27 +3,34 @@
 Each input file is solved into its own run folder, `WAREHOUSE/<stem>-<sha256[:12]>/`, and
 recorded in `WAREHOUSE/catalog.parquet` (file, hash, rows, counts per status, when). A file
 whose content hash is in the catalog is skipped; a file that changed has a new hash, so it is
-processed again as a new version. The warehouse lock keeps overlapping runs out. To stay
-quick when nothing is new, a file whose path, size and mtime match its catalog entry is not
-hashed again.
+processed again as a new version. To stay quick when nothing is new, a file whose path, size
+and mtime (at a URL: size and ETag) match its catalog entry is not hashed again.
+
+A file that cannot be used (InputError: binary, no puzzle column, vanished) is refused: it
+is recorded in the catalog with its reason and no run folder, skipped until it changes, and
+the others are done; the Summary's exit code then says some input was refused.
+
+Inputs and the warehouse may be local or at URLs, as for `run`; the catalog is written
+whole (one PUT on an object store). The warehouse lock keeps overlapping runs out: a flock
+on a local folder, on S3 a lock object created only if absent (RunFolder.lock).
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import logging
 import os
 import time
 from dataclasses import replace
-from pathlib import Path
 
 import polars as pl
 
 from pipeline.errors import InputError, UsageError
-from pipeline.io import timestamps
-from pipeline.io.inputs import resolve, stem
+from pipeline.io import runfolder, timestamps
+from pipeline.io.inputs import outside, resolve, stem
 from pipeline.io.runfolder import RunFolder
-from pipeline.io.storage import Location, why
+from pipeline.io.storage import CONDITIONAL_STORES, READ_STEP, Location, redact, why
 from pipeline.job.run import Hooks, Summary, run
 from pipeline.job.settings import Settings
 from pipeline.sudoku.status import STATUS_NAMES
@@ -33,17 +40,29 @@ log = logging.getLogger("pipeline.warehouse")
 CATALOG = "catalog.parquet"
 CATALOG_SCHEMA = {
     "file": pl.String, "sha256": pl.String, "size": pl.Int64, "mtime_ns": pl.Int64,
-    "run_dir": pl.String, "rows": pl.Int64, **dict.fromkeys(STATUS_NAMES, pl.Int64),
-    "finished_at": pl.String,
+    "etag": pl.String, "run_dir": pl.String, "rows": pl.Int64,
+    **dict.fromkeys(STATUS_NAMES, pl.Int64), "finished_at": pl.String,
+    "reason": pl.String,  # why the file was refused (null for a file done)
 }
 
 
-def read_catalog(warehouse: Path) -> pl.DataFrame:
-    """The catalog of finished runs (empty when there is none yet)."""
-    path = warehouse / CATALOG
-    if path.exists():
-        return pl.read_parquet(path)
-    return pl.DataFrame(schema=CATALOG_SCHEMA)
+def read_catalog(warehouse: str | os.PathLike) -> pl.DataFrame:
+    """The catalog of finished runs (empty when there is none yet), in today's columns (a
+    catalog written before a column existed reads with it null)."""
+    loc = Location(str(warehouse)).child(CATALOG)
+    try:
+        data = loc.read_bytes()
+    except FileNotFoundError:
+        return pl.DataFrame(schema=CATALOG_SCHEMA)
+    except OSError as exc:
+        raise InputError(f"{loc.shown}: cannot be read ({why(exc)})") from None
+    try:
+        frame = pl.read_parquet(io.BytesIO(data))
+    except Exception as exc:  # torn, or not Parquet: polars says it any way it can
+        raise InputError(f"{loc.shown}: cannot be read ({type(exc).__name__})") from None
+    return frame.select([pl.col(name).cast(kind) if name in frame.columns
+                         else pl.lit(None, kind).alias(name)
+                         for name, kind in CATALOG_SCHEMA.items()])
 
 
 def run_incremental(settings: Settings, warehouse: str | None,
@@ -51,72 +70,104 @@ def run_incremental(settings: Settings, warehouse: str | None,
     """Solve the inputs not yet in the warehouse's catalog; one run folder per file."""
     if warehouse is None:
         raise UsageError("--incremental needs --output WAREHOUSE")
-    paths = resolve(settings.inputs)
-    if "-" in paths:
-        raise UsageError("--incremental reads files, not standard input")
-    root = Path(warehouse)
-    root.mkdir(parents=True, exist_ok=True)
-    total = Summary(fail_on=settings.fail_on, output=str(root))
+    root = RunFolder(Location(warehouse))
+    if not root.loc.local and root.loc.url.split("://", 1)[0].lower() not in CONDITIONAL_STORES:
+        raise UsageError(f"--incremental: a warehouse at {root.shown} cannot be locked (a "
+                         f"local folder or {', '.join(CONDITIONAL_STORES)}:// can)")
+    paths, _ = outside(resolve(settings.inputs), root.loc)
+    for path in paths:
+        if path == "-" or Location(path).local and Location(path).kind() == "stream":
+            raise UsageError(f"--incremental reads files, not standard input or pipes "
+                             f"({'-' if path == '-' else redact(path)})")
+    root.open()
+    total = Summary(fail_on=settings.fail_on, output=root.shown)
     started = time.perf_counter()
-    lock = RunFolder(Location(str(root)))
-    lock.lock(f"pid {os.getpid()} (incremental) since {timestamps.local()}")
+    root.lock(f"pid {os.getpid()} (incremental) since {timestamps.local()}", store=True)
     try:
-        catalog = read_catalog(root)
+        catalog = read_catalog(root.loc.url)
         known = set(catalog["sha256"].to_list())
         for path in paths:
-            st = os.stat(path) if os.path.isfile(path) else None
-            if st is not None and _unchanged(catalog, path, st):
-                total.skipped_files.append(path)
+            loc, source = Location(path), redact(path)
+            seen = _identity(loc)
+            if seen is not None and _unchanged(catalog, source, seen):
+                total.skipped_files.append(source)
                 continue
-            digest = _sha256(path)
+            try:
+                digest = _sha256(loc)
+            except InputError as exc:  # vanished since the glob, unreadable
+                total.refused_files[source] = exc.message
+                continue
             if digest in known:
-                total.skipped_files.append(path)
+                total.skipped_files.append(source)
                 continue
-            folder = root / f"{stem(path)}-{digest[:12]}"
-            summary = run(replace(settings, inputs=[path], folder=str(folder),
-                                  overwrite=False), hooks)
-            entry = {
-                "file": path, "sha256": digest, "size": st.st_size if st else None,
-                "mtime_ns": st.st_mtime_ns if st else None,
-                "run_dir": folder.name, "rows": summary.rows, **summary.counts,
-                "finished_at": timestamps.utc(),
-            }
+            folder = root.child(f"{stem(path)}-{digest[:12]}")
+            entry = {"file": source, "sha256": digest, **(seen or {})}
+            try:
+                summary = run(replace(settings, inputs=[path], folder=folder.url,
+                                      overwrite=False), hooks)
+            except InputError as exc:
+                _remove_if_empty(RunFolder(folder))
+                entry.update(reason=exc.message, finished_at=timestamps.utc())
+                total.refused_files[source] = exc.message
+            else:
+                entry.update(run_dir=folder.name, rows=summary.rows, **summary.counts,
+                             finished_at=timestamps.utc())
+                total.processed_files.append(source)
+                for name, n in summary.counts.items():
+                    total.counts[name] += n
+                total.rows += summary.rows
             catalog = pl.concat([catalog, pl.DataFrame([entry], schema=CATALOG_SCHEMA)])
             known.add(digest)
-            _write_catalog(root / CATALOG, catalog)
-            total.processed_files.append(path)
-            for name, n in summary.counts.items():
-                total.counts[name] += n
-            total.rows += summary.rows
+            root.child(CATALOG).write_atomic(
+                lambda f, c=catalog: c.write_parquet(f, compression="zstd"))
     finally:
-        lock.unlock()
+        root.unlock()
     total.wall_seconds = time.perf_counter() - started
-    log.info("incremental: %d processed, %d skipped", len(total.processed_files),
-             len(total.skipped_files))
+    log.info("incremental: %d processed, %d skipped, %d refused", len(total.processed_files),
+             len(total.skipped_files), len(total.refused_files))
     return total
 
 
-def _unchanged(catalog: pl.DataFrame, path: str, st: os.stat_result) -> bool:
-    hit = catalog.filter((pl.col("file") == path) & (pl.col("size") == st.st_size)
-                         & (pl.col("mtime_ns") == st.st_mtime_ns))
+def _identity(loc: Location) -> dict | None:
+    """What tells a file unchanged without reading it: size and mtime, or size and ETag
+    (None where the store says neither)."""
+    try:
+        return loc.identity()
+    except Exception:  # http, a store that does not say: the file is hashed
+        return None
+
+
+def _unchanged(catalog: pl.DataFrame, source: str, seen: dict) -> bool:
+    hit = catalog.filter(pl.col("file") == source)
+    for name, value in seen.items():
+        hit = hit.filter(pl.col(name) == value)
     return hit.height > 0
 
 
-def _sha256(path: str) -> str:
+def _sha256(loc: Location) -> str:
     """The sha256 of a file as stored (what tells a new version from one already done)."""
     h = hashlib.sha256()
     try:
-        with open(path, "rb") as f:
-            while block := f.read(8 << 20):
+        with loc.open_stream() as f:
+            while block := f.read(READ_STEP):
                 h.update(block)
     except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
+        raise InputError(f"{loc.shown}: no such file") from None
     except IsADirectoryError:
-        raise InputError(f"{path}: is a folder, not a file") from None
+        raise InputError(f"{loc.shown}: is a folder, not a file") from None
     except OSError as exc:
-        raise InputError(f"{path}: cannot be read ({why(exc)})") from None
+        raise InputError(f"{loc.shown}: cannot be read ({why(exc)})") from None
     return h.hexdigest()
 
 
-def _write_catalog(path: Path, catalog: pl.DataFrame) -> None:
-    Location(str(path)).write_atomic(lambda f: catalog.write_parquet(f, compression="zstd"))
+def _remove_if_empty(folder: RunFolder) -> None:
+    """Remove a refused file's run folder when it holds nothing of a run (its lock, spill)."""
+    if folder.previous().empty:
+        for name in (runfolder.SPILL, runfolder.LOGS, runfolder.RESULTS):
+            folder.child(name).remove_tree()
+        folder.child(runfolder.LOCK).remove()
+        if folder.loc.local:
+            try:
+                os.rmdir(folder.loc.path)
+            except OSError:
+                pass  # something else appeared in it: left alone

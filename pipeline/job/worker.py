@@ -281,9 +281,7 @@ def _read_piece(piece: Piece) -> reader.Rows:
 
     rows = _reading(loc, read_text)
     if hasher.hexdigest() != r.digest or rows.n != r.rows:
-        raise InputChanged(
-            f"{piece.source} changed while the run read it (bytes {r.start:,}..{r.end:,} are "
-            f"not what was planned); run again to start over")
+        raise InputChanged.at(piece.source, r.start, r.end)
     return rows
 
 

@@ -1,7 +1,7 @@
 """Exit codes and the one line that says why (README: the table of exit codes; every
-non-zero exit prints one line on stderr, and no traceback): usage errors and unusable
-inputs exit 2 before the run starts, --fail-on exits 1 on a finished run, an output that
-is a file, a truncated gzip. Stops (130, 143) are in test_signals.py, a held folder in
+non-zero exit prints one line on stderr, --quiet too, and no traceback, and ends the run's
+log with it): usage errors and unusable inputs exit 2 before the run starts, --fail-on
+exits 1 on a finished run, an output that is a file, a truncated gzip. Stops (130, 143) are in test_signals.py, a held folder in
 test_locks.py, what fails mid-run (exit 3) in test_failures.py.
 """
 
@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import signal
 from pathlib import Path
 
 import pytest
 from conftest import BAD_FULL, PUZZLE, SAMPLE_CSV, write_input
-from helpers import one_line, run
+from helpers import BIG, finish, one_line, run, start_big_at, wait_file
 
 
 def _one_line_failure(res, code: int, out: Path | None = None, needle: str | None = None):
@@ -105,3 +107,38 @@ def test_truncated_gzip_is_a_clear_error(run_cli, tmp_path):
     assert res.returncode in (2, 3), res.stderr
     assert len(res.stderr_lines) == 1 and "Traceback" not in res.stderr
     assert not (tmp_path / "out" / "_SUCCESS").exists()
+
+
+# ---------------------------------------------------------------------------------------
+# On record: every exit other than 0 says why on stderr and in the run's log, --quiet too
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how, code", [("fail-on", 1), ("SIGINT", 130), ("SIGTERM", 143),
+                                       ("input edited", 3), ("SIGINT while planning", 130)])
+def test_every_non_zero_exit_says_why_on_stderr_and_in_the_run_log(tmp_path, big, how, code):
+    if how == "fail-on":  # --json and -q (BIG) both: neither silences a failure
+        got, _, err = run(["run", "-i", big, "-o", "out", *BIG, "--fail-on", "solved"],
+                          tmp_path)
+    else:
+        point = "before-stats" if how in ("SIGINT", "SIGTERM") else "after-plan"
+        proc, hooks = start_big_at(point, tmp_path, big)
+        try:
+            wait_file(hooks / f"{point}.reached", proc)
+            if how == "input edited":
+                data = big.read_bytes()
+                big.write_bytes(data[:100] + data[100:181].replace(b".", b"1", 1) + data[181:])
+                (hooks / f"{point}.go").touch()
+            else:
+                proc.send_signal(getattr(signal, how.split()[0]))
+            got, _, err = finish(proc)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+    assert got == code, err
+    line = one_line(err)
+    records = [json.loads(ln) for ln in
+               (tmp_path / "out" / "logs" / "run.jsonl").read_text().splitlines()]
+    last = records[-1]
+    assert last["level"] == "ERROR" and line.endswith(last["message"]), (line, last)
+    assert line in (f"pipeline: error: {last['message']}", f"pipeline: {last['message']}")

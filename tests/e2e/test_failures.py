@@ -21,9 +21,11 @@ import psutil
 import pytest
 from conftest import LEET, PUZZLE, SAMPLE_CSV, comparable, read_results
 from helpers import (
+    BIG,
     BIG_ROWS,
     assert_every_row_once,
     big_args,
+    check_run,
     finish,
     kill_group,
     mount_or_skip,
@@ -137,7 +139,7 @@ def test_poison_row_next_to_malformed_rows(tmp_path):
 # An input edited under the run
 
 
-def test_an_input_edited_during_the_run(tmp_path, big):
+def test_an_input_edited_during_the_run_ends_it_and_its_advice_works(tmp_path, big):
     proc, hooks = start_big_at("after-plan", tmp_path, big)
     try:
         wait_file(hooks / "after-plan.reached", proc)
@@ -150,8 +152,15 @@ def test_an_input_edited_during_the_run(tmp_path, big):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
     assert code == 3
-    assert "big.txt changed while the run read it" in one_line(err)
+    line = one_line(err)
+    assert "big.txt changed while the run read it" in line
     assert not (tmp_path / "out" / "_SUCCESS").exists()
+    # The advice, followed as said: the same command with --overwrite.
+    assert "run the same command with --overwrite" in line
+    code, out, err = run(["run", "-i", big, "-o", "out", *BIG, "--overwrite"], tmp_path)
+    assert code == 0, err
+    assert json.loads(out)["rows"] == len(big.read_text().splitlines())
+    check_run(tmp_path / "out")
 
 
 def test_parquet_edited_under_a_run_is_caught(tmp_path):

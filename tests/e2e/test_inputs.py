@@ -219,11 +219,15 @@ def test_stdin_as_a_process(run_process, tmp_path):
     assert res.returncode == 0, res.stderr
     frame = check_run(tmp_path / "out", {"-": 2})
     assert frame["expected_match"].all()
-    # A run from stdin cannot be resumed or recognised: refused without --overwrite.
-    res = run_process("run", "--input", "-", "-o", "out", "--workers", "1", input=data)
+    # Known by its bytes: the same again is already done, others are another run.
+    res = run_process("run", "--input", "-", "-o", "out", "--workers", "1", "--json",
+                      input=data)
+    assert res.returncode == 0 and json.loads(res.stdout)["already_done"], res.stderr
+    res = run_process("run", "--input", "-", "-o", "out", "--workers", "1", input=data[:-5])
     assert res.returncode == 2 and len(res.stderr_lines) == 1
+    assert not (tmp_path / "out" / ".spill").exists()
     res = run_process("run", "--input", "-", "-o", "out", "--workers", "1", "--overwrite",
-                  input=data)
+                      input=data[:-5])
     assert res.returncode == 0, res.stderr
 
 

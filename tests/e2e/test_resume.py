@@ -3,6 +3,7 @@ moment (kill -9, a power cut, a full disk) is resumed by the same command, with 
 an undisturbed run and only the rows it solved counted; a torn part is done again; every
 file is synced before its rename; the same command on a finished folder (or a copy of it)
 is already done; a folder holding another run, or none, is refused unless --overwrite.
+A run from standard input or `<(...)` is known by its copy's hashes: stopped, it resumes.
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from __future__ import annotations
 import json
 import os
 import random
+import shlex
 import shutil
+import signal
 import subprocess
 import time
 
@@ -30,7 +33,9 @@ from helpers import (
     big_args,
     check_run,
     clean_env,
+    finish,
     kill_group,
+    one_line,
     parts_in,
     run,
     run_stats,
@@ -247,3 +252,53 @@ def test_overwrite_clears_old_parts(run_cli, tmp_path):
     assert res.returncode == 0, res.stderr
     frame = check_run(tmp_path / "out", {"a.txt": 2})
     assert frame["puzzle"].to_list() == [LEET, LEET]
+
+
+# ---------------------------------------------------------------------------------------
+# Inputs read once: standard input and process substitution, known by their copy's hashes
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["stdin", "process substitution"])
+def test_a_run_from_a_stream_stopped_by_ctrl_c_is_resumed_by_the_same_command(
+        workdir, baseline, how):
+    exe = " ".join(shlex.quote(p) for p in pipeline_command())
+    flags = "--workers 2 --chunk-size 40 --json"
+    if how == "stdin":
+        out = workdir / "from-stdin"
+        command = f"cat big.txt | {exe} run -i - -o {out.name} {flags}"
+    else:  # its default folder is named for what it is, not for its descriptor's number
+        out = workdir / "output" / "pipe"
+        command = f"{exe} run -i <(cat big.txt) {flags}"
+    shutil.rmtree(out, ignore_errors=True)
+    proc = subprocess.Popen(["bash", "-c", command], cwd=workdir, env=clean_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        assert wait_for(lambda: len(parts_in(out)) >= 5, proc)
+        if proc.poll() is not None:
+            pytest.skip("the run finished before it could be stopped")
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the whole pipeline, cat too
+        code, _, err = finish(proc, timeout=60)
+    finally:
+        if proc.poll() is None:
+            kill_group(proc)
+    assert code == 130, err
+    line = one_line(err)
+    assert "run the same command again to resume" in line
+    assert how == "stdin" or "standard input" not in line
+
+    again = subprocess.run(["bash", "-c", command], cwd=workdir, env=clean_env(),
+                           capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    summary = json.loads(again.stdout)
+    assert 0 < summary["resumed_rows"] < BIG_ROWS and not summary["already_done"]
+    assert comparable(read_results(out)).drop("source").equals(baseline.drop("source"))
+    check_run(out)
+    assert not (out / ".spill").exists()
+
+    done = subprocess.run(["bash", "-c", command.replace(" --json", "")], cwd=workdir,
+                          env=clean_env(), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "already done" in done.stderr and str(out.relative_to(workdir)) in done.stderr
+    assert not (out / ".spill").exists()

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
+import socket
+import subprocess
+import threading
 from pathlib import Path
 
 import polars as pl
+import pytest
 from conftest import LEET, PUZZLE, read_results
 
 from pipeline.io.runfolder import RunFolder
@@ -126,3 +131,160 @@ def test_incremental_needs_an_output_folder_and_files(tmp_path, run_cli):
     res = run_cli("run", "--input", "-", "--output", "wh", "--incremental",
                   input=f"{PUZZLE}\n".encode())
     assert res.returncode == 2 and "standard input" in res.stderr
+
+
+# ---------------------------------------------------------------------------------------
+# A warehouse at a URL (the loopback S3 server), inputs at URLs
+
+
+def _s3_run(run_cli, inputs: str, warehouse: str, *extra: str):
+    res = run_cli("run", "--input", inputs, "--output", warehouse, "--incremental", "--json",
+                  "--workers", "1", *extra)
+    return res, json.loads(res.stdout) if res.stdout.strip() else None
+
+
+@pytest.mark.slow
+def test_a_warehouse_on_an_object_store_works_as_run_does(s3, run_cli, tmp_path):
+    fs, bucket = s3
+    inbox = _inbox(tmp_path)
+    for name in ("a.txt", "b.csv"):
+        fs.put_file(str(inbox / name), f"{bucket}/inbox/{name}")
+    wh = f"s3://{bucket}/wh"
+    for inputs in (f"s3://{bucket}/inbox/*", "inbox/*"):  # inputs at URLs, and local
+        res, summary = _s3_run(run_cli, inputs, f"{wh}-{len(inputs)}")
+        assert res.returncode == 0, res.stderr
+        assert summary["output"] == f"{wh}-{len(inputs)}" and summary["rows"] == 5
+        catalog = pl.read_parquet(fs.cat_file(f"{bucket}/wh-{len(inputs)}/catalog.parquet"))
+        assert sorted(catalog["file"].to_list()) == sorted(summary["processed_files"])
+        for entry in catalog.iter_rows(named=True):
+            folder = f"{bucket}/wh-{len(inputs)}/{entry['run_dir']}"
+            assert fs.exists(f"{folder}/_SUCCESS")
+            assert pl.read_parquet(fs.cat_file(f"{folder}/stats.parquet"))["rows"][-1] \
+                == entry["rows"]
+        assert not fs.exists(f"{bucket}/wh-{len(inputs)}/.lock")  # let go at the end
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["inbox"]  # nothing local: no s3:/
+
+    # Nothing new: skipped by size and ETag (or hash); a changed object is a new version.
+    res, summary = _s3_run(run_cli, f"s3://{bucket}/inbox/*", f"{wh}-{len(inputs)}")
+    assert res.returncode == 0 and summary["processed_files"] == []
+    fs.pipe_file(f"{bucket}/inbox/a.txt", f"{PUZZLE}\n{LEET}\n{LEET}\n".encode())
+    res, summary = _s3_run(run_cli, f"s3://{bucket}/inbox/*", f"{wh}-{len(inputs)}")
+    assert res.returncode == 0 and summary["processed_files"] == [f"s3://{bucket}/inbox/a.txt"]
+
+
+@pytest.mark.slow
+def test_an_object_store_warehouse_is_locked_by_an_object(s3, run_cli, tmp_path):
+    fs, bucket = s3
+    _inbox(tmp_path)
+    lock = f"{bucket}/wh/.lock"
+    alive = {"holder": "pid 4242 (the nightly job)", "host": socket.gethostname(),
+             "pid": os.getpid()}
+    fs.pipe_file(lock, json.dumps(alive).encode())
+    res, _ = _s3_run(run_cli, "inbox/*", f"s3://{bucket}/wh")
+    assert res.returncode == 2
+    assert len(res.stderr_lines) == 1 and "pid 4242" in res.stderr_lines[0]
+    assert f"s3://{bucket}/wh/.lock" in res.stderr_lines[0]  # what to delete if it is gone
+    assert not fs.exists(f"{bucket}/wh/catalog.parquet")
+
+    # A holder of this host whose process is gone (kill -9) is taken over.
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    fs.pipe_file(lock, json.dumps({**alive, "pid": dead.pid}).encode())
+    res, summary = _s3_run(run_cli, "inbox/*", f"s3://{bucket}/wh")
+    assert res.returncode == 0, res.stderr
+    assert summary["rows"] == 5 and not fs.exists(lock)
+
+
+def test_a_warehouse_where_no_lock_can_be_made_is_refused(run_cli, tmp_path):
+    _inbox(tmp_path)
+    res, _ = _s3_run(run_cli, "inbox/*", "gs://bucket/wh")
+    assert res.returncode == 2 and len(res.stderr_lines) == 1
+    assert "gs://bucket/wh" in res.stderr_lines[0] and "lock" in res.stderr_lines[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["inbox"]
+
+
+# ---------------------------------------------------------------------------------------
+# An unusable file
+
+
+def _mixed_inbox(tmp_path: Path) -> Path:
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (inbox / "a.csv").write_text(f"puzzle\n{PUZZLE}\n{LEET}\n")
+    (inbox / "b.csv").write_bytes(bytes(range(256)) * 40)  # binary
+    (inbox / "c.csv").write_text(f"puzzle\n{LEET}\n{BAD}\n{PUZZLE}\n")
+    return inbox
+
+
+def test_one_unusable_file_never_blocks_an_inbox(tmp_path, run_cli):
+    inbox = _mixed_inbox(tmp_path)
+    res, summary = _run(run_cli, "--quiet")
+    assert res.returncode == 2  # some input was refused; the others are done
+    assert summary["processed_files"] == ["inbox/a.csv", "inbox/c.csv"]
+    assert list(summary["refused_files"]) == ["inbox/b.csv"]
+    line = res.stderr_lines
+    assert len(line) == 1 and "inbox/b.csv" in line[0] and "not a text file" in line[0]
+    catalog = pl.read_parquet(tmp_path / "warehouse" / "catalog.parquet").sort("file")
+    assert catalog["file"].to_list() == ["inbox/a.csv", "inbox/b.csv", "inbox/c.csv"]
+    assert catalog["rows"].to_list() == [2, None, 3]
+    refused = catalog.row(1, named=True)
+    assert "not a text file" in refused["reason"] and refused["run_dir"] is None
+    assert catalog["reason"][0] is None and catalog["reason"][2] is None
+    names = sorted(p.name for p in (tmp_path / "warehouse").iterdir())
+    assert not [n for n in names if n.startswith("b-")]  # no empty folder left behind
+    for entry in catalog.filter(pl.col("run_dir").is_not_null()).iter_rows(named=True):
+        assert (tmp_path / "warehouse" / entry["run_dir"] / "_SUCCESS").exists()
+
+    # The next night: the refused file is skipped until it changes.
+    res, summary = _run(run_cli, "--quiet")
+    assert res.returncode == 0, res.stderr
+    assert summary["processed_files"] == [] and "inbox/b.csv" in summary["skipped_files"]
+    (inbox / "b.csv").write_text(f"{PUZZLE}\n")
+    res, summary = _run(run_cli, "--quiet")
+    assert res.returncode == 0, res.stderr
+    assert summary["processed_files"] == ["inbox/b.csv"] and summary["rows"] == 1
+
+
+def test_a_file_refused_after_its_folder_was_made_leaves_no_folder(tmp_path, run_cli):
+    """An input read once (http) is found unusable on its copy, in its run folder."""
+    inbox = _mixed_inbox(tmp_path)
+    www = tmp_path / "www"
+    www.mkdir()
+    (inbox / "b.csv").rename(www / "b.csv")
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), lambda *a: Quiet(*a, directory=str(www)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/b.csv"
+    try:
+        res = run_cli("run", "-i", "inbox/a.csv", "-i", url, "-i", "inbox/c.csv",
+                      "--output", "warehouse", "--incremental", "--json", "--workers", "1")
+    finally:
+        server.shutdown()
+    assert res.returncode == 2
+    summary = json.loads(res.stdout)
+    assert summary["processed_files"] == ["inbox/a.csv", "inbox/c.csv"]
+    assert list(summary["refused_files"]) == [url]
+    catalog = pl.read_parquet(tmp_path / "warehouse" / "catalog.parquet")
+    done = catalog["run_dir"].drop_nulls().to_list()
+    assert len(done) == 2
+    names = [p.name for p in (tmp_path / "warehouse").iterdir() if not p.name.startswith(".")]
+    assert sorted(names) == sorted([*done, "catalog.parquet"])  # b's folder is gone
+
+
+def test_a_catalog_of_an_earlier_version_is_read_and_extended(tmp_path, run_cli):
+    """A catalog written before the `etag` and `reason` columns: read with them null."""
+    inbox = _inbox(tmp_path)
+    assert _run(run_cli)[0].returncode == 0
+    path = tmp_path / "warehouse" / "catalog.parquet"
+    pl.read_parquet(path).drop("etag", "reason").write_parquet(path)
+    (inbox / "c.txt").write_text(f"{LEET}\n")
+    res, summary = _run(run_cli)
+    assert res.returncode == 0, res.stderr
+    assert summary["processed_files"] == ["inbox/c.txt"]
+    catalog = pl.read_parquet(path)
+    assert catalog.height == 3 and catalog["reason"].null_count() == 3
