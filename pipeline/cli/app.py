@@ -347,8 +347,8 @@ def split(
     output: Annotated[str, typer.Option("--output", "-o", metavar="OUTDIR",
                                         help="The folder for the split files.")],
     names: Annotated[str | None, typer.Option(
-        metavar="NAME,...", help="The splits' names [default: train,val,test for three, "
-        "else split0,split1,...].")] = None,
+        metavar="NAME,...", help="The splits' names [default: all for one, train,test for two, "
+        "train,val,test for three, else split0,split1,...].")] = None,
     seed: Annotated[int, typer.Option(metavar="N", min=0,
                                       help="The same seed gives the same split.")] = 0,
     format: Annotated[str, typer.Option(
