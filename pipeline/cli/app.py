@@ -230,7 +230,8 @@ def generate(
         "--output", "-o", metavar="FILE", help="CSV file to write "
         "(id,puzzle,solution,clues,difficulty), whole or not at all; - for stdout.")],
     clues: Annotated[int | None, typer.Option(
-        metavar="N", min=17, max=80, help="Exactly this many givens.")] = None,
+        metavar="N", help="Exactly this many givens, 22 to 80 (fewer are too rare to "
+        "make).")] = None,
     min_clues: Annotated[int | None, typer.Option(
         metavar="N", min=17, max=80,
         help="At least this many givens [default: remove givens until none can go].")
@@ -240,12 +241,16 @@ def generate(
         "[default: a random seed, printed].")] = None,
     grade: Annotated[str | None, typer.Option(
         click_type=click.Choice(["easy", "medium", "hard", "expert", "extreme"]),
-        help="Only puzzles of this grade.")] = None,
+        help="Only puzzles of this grade. Reachable: easy with --clues 22-80; medium with "
+        "--clues 22-39 or --min-clues 39 at most; hard with --clues 22-32 or --min-clues 32 "
+        "at most; expert without --clues, --min-clues 24 at most; never extreme.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")
                      ] = False,
 ) -> None:
     """Make puzzles with exactly one solution (proved by the engine), in the Radcliffe CSV
-    shape that `pipeline run` reads back. Exit 1 when --clues/--grade cannot be met."""
+    shape that `pipeline run` reads back. A --clues/--grade combination it does not reach
+    is refused before trying (exit 2, naming the nearest that it does); exit 1 when a
+    reachable one still falls short."""
     from pipeline.tools import generate as generate_mod
 
     generate_mod.main(count, output, clues, min_clues, seed, grade, quiet)
