@@ -150,10 +150,13 @@ def test_the_help_says_what_is_reachable(tmp_path):
     assert f"Reachable: {search.reach_summary()}." in text
     low, high = search.REACH[None][0]
     assert f"{low} to {high}" in text
-    for name, (exact, most) in search.REACH.items():  # each says yes to what the help offers
-        for clues in range(low, high + 1):
-            assert search.reachable(clues, None, name) == (
-                exact is not None and exact[0] <= clues <= exact[1])
+    for name in search.REACH:  # the advice is always reachable, and itself where it is
+        for clues, least in [*((k, None) for k in range(0, 90)),
+                             *((None, k) for k in range(17, 81)), (None, None)]:
+            near = search.nearest_reachable(clues, least, name)
+            assert search.reachable(*near)
+            if search.reachable(clues, least, name):
+                assert near == (clues, least, name)
 
 
 def test_output_feeds_pipeline_run(tmp_path):
