@@ -132,8 +132,9 @@ def run(
         help="Where tasks run: a local process pool, or a Dask cluster.")] = DEFAULTS.executor,
     scheduler: Annotated[str, typer.Option(
         metavar="ADDRESS", envvar=[_env("scheduler"), "DASK_SCHEDULER_ADDRESS"],
-        show_envvar=True, help="A Dask scheduler (tcp://HOST:PORT, tls://...); none with "
-        "--executor dask starts a local cluster.")] = DEFAULTS.scheduler,
+        show_envvar=True, help="A Dask scheduler (tcp://HOST:PORT, tls://...): implies "
+        "--executor dask (refused with local); none with --executor dask starts a local "
+        "cluster.")] = DEFAULTS.scheduler,
     log_level: Annotated[str, typer.Option(
         click_type=click.Choice(LOG_LEVELS, case_sensitive=False), envvar=_env("log_level"),
         help="How much goes to DIR/logs/run.jsonl.")] = DEFAULTS.log_level,
@@ -161,6 +162,9 @@ def run(
     from pipeline.job import run as run_mod
     from pipeline.job.settings import Settings
 
+    if scheduler and click.get_current_context().get_parameter_source(
+            "executor") is click.core.ParameterSource.DEFAULT:
+        executor = "dask"  # a scheduler's address says where tasks run: no need to say twice
     settings = Settings(
         inputs=input, folder=output or "", overwrite=overwrite, quiet=quiet,
         workers=workers, chunk_size=chunk_size, limit=limit, puzzle_column=puzzle_column,
