@@ -10,6 +10,7 @@ import json
 
 import numpy as np
 import polars as pl
+import pytest
 from conftest import BAD_FULL, LEET, PUZZLE, SAMPLE_CSV, SOLUTION
 from helpers import run_stats
 
@@ -107,3 +108,22 @@ def test_dedup_split_augment_commands_and_distinct_classes(run_cli, tmp_path):
     assert run_cli("run", "-i", "a.txt", "-o", "plain/run", "-q").returncode == 0
     res = run_cli("dedup", "plain/run", "-o", "x.csv")
     assert res.returncode == 2 and "canonical" in res.stderr
+
+
+@pytest.mark.slow
+def test_make_solve_dataset_input_my_puzzles_csv_output_out(tmp_path):
+    """README: `make solve-dataset INPUT="my puzzles.csv" OUTPUT=out/`, a space in the name."""
+    import shutil
+    import subprocess
+
+    from conftest import REPO, read_results
+
+    if shutil.which("make") is None:
+        pytest.skip("no make here")
+    source = tmp_path / "my puzzles.csv"
+    shutil.copy(SAMPLE_CSV, source)
+    out = tmp_path / "my out"
+    done = subprocess.run(["make", "-C", str(REPO), "solve-dataset", f"INPUT={source}",
+                           f"OUTPUT={out}/"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert (out / "_SUCCESS").exists() and read_results(out).height == 3000
