@@ -208,7 +208,8 @@ def run(
 def solve(
     puzzle: Annotated[str, typer.Argument(
         metavar="PUZZLE", help="An 81-character puzzle (. or 0 for blanks), or - to read "
-        "what `pipeline run` reads (a puzzle a line, CSV, fixed-width) from stdin.")],
+        "what `pipeline run` reads (a puzzle a line, CSV, fixed-width) or boards drawn as "
+        "`solve` draws them from stdin.")],
     format: Annotated[str, typer.Option(
         "--format", "-f", click_type=click.Choice(["board", "line"]),
         help="board: status, guesses and the grid drawn; line: one line per puzzle on "

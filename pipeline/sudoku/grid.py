@@ -13,6 +13,7 @@ reason for a row that is already known to be bad.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -233,6 +234,41 @@ def show(grid: Grid | Sequence[int]) -> str:
         cells = [str(g[r * 9 + c]) if g[r * 9 + c] else "." for c in range(9)]
         lines.append(" | ".join(" ".join(cells[b : b + 3]) for b in (0, 3, 6)))
     return "\n".join(lines)
+
+
+_BOARD_ROW = re.compile(r"^[\s|]*(?:[0-9.][\s|]*){9}$")  # nine cells, spaces and bars
+_BOARD_RULE = re.compile(r"^[\s|+]*[-=][-=\s|+]*$")  # a line between bands
+
+
+def is_board_row(line: str) -> bool:
+    """Whether a line is a grid row of a drawn board (as `show` draws it, or 9 characters)."""
+    return bool(_BOARD_ROW.match(line))
+
+
+def read_boards(text: str) -> tuple[list[str], dict[int, str]]:
+    """The puzzles of drawn boards (`show`'s, or nine lines of nine cells) as 81-character
+    strings, and {board: reason} for a board cut short. Band rules are skipped; any other
+    line (a title, `solve`'s status line) or a blank line ends a board."""
+    puzzles: list[str] = []
+    short: dict[int, str] = {}
+    rows: list[str] = []
+
+    def close() -> None:
+        if rows:
+            if len(rows) < 9:
+                short[len(puzzles)] = f"a board of {len(rows)} grid rows, expected 9"
+            puzzles.append("".join(rows).ljust(SQUARES, "."))
+            rows.clear()
+
+    for line in text.splitlines():
+        if is_board_row(line):
+            rows.append("".join(c for c in line if c in "0123456789."))
+            if len(rows) == 9:
+                close()
+        elif not _BOARD_RULE.match(line):
+            close()
+    close()
+    return puzzles, short
 
 
 def as_batch(grids: np.ndarray) -> np.ndarray:

@@ -40,6 +40,24 @@ def test_solve_dash_reads_what_run_reads(run_cli):
     assert len(res.stdout.split()[1]) == 81
 
 
+def test_solve_dash_reads_the_board_solve_prints(run_cli):
+    from pipeline.sudoku import grid
+
+    printed = run_cli("solve", PUZZLE)
+    assert printed.returncode == 0
+    res = run_cli("solve", "-", "-f", "line", input=printed.stdout)  # status line and all
+    assert res.returncode == 0 and res.stdout.split() == [SOLUTION], res.stderr
+    drawn = [grid.show(grid.encode([p])[0][0]) for p in (PUZZLE, LEET)]
+    nine = "\n".join(LEET[i:i + 9] for i in range(0, 81, 9))  # nine lines of nine cells
+    res = run_cli("solve", "-", "-f", "line", input="\n\n".join([*drawn, nine]) + "\n")
+    assert res.returncode == 0 and res.stdout.split() == [SOLUTION, *[_solution(LEET)] * 2]
+    cut = "\n".join(drawn[0].splitlines()[:4])
+    res = run_cli("solve", "-", input=f"{cut}\n\n{drawn[1]}\n")
+    assert res.returncode == 1
+    assert res.stdout.splitlines()[0] == "malformed: a board of 3 grid rows, expected 9"
+    assert "solved" in res.stdout.splitlines()[2]
+
+
 def _solution(puzzle: str) -> str:
     from pipeline.sudoku import grid, solver
 
