@@ -219,6 +219,30 @@ def clash_reason(grid: Grid) -> str:
     raise ValueError("grid has no clash")
 
 
+def no_solution_reason(grid: Grid, guesses: int) -> str:
+    """Why consistent givens have no solution: the first blank square no digit fits, else
+    the first digit with no place left in a unit, else what the search found (the engine's
+    guesses: each branch ended in a contradiction)."""
+    g = np.asarray(grid, dtype=np.intp)
+    present = np.zeros((len(UNITS), 10), dtype=bool)  # unit, digit
+    present[np.repeat(np.arange(len(UNITS)), 9), g[UNITS].ravel()] = True
+    present[:, 0] = False
+    square_units = np.array([[s // 9, 9 + s % 9, 18 + (s // 27) * 3 + (s % 9) // 3]
+                             for s in range(SQUARES)])
+    # candidates[s, d]: digit d is in none of square s's units, and s is blank
+    candidates = ~present[square_units].any(axis=1) & (g == 0)[:, None]
+    candidates[:, 0] = False
+    for s in np.flatnonzero((g == 0) & ~candidates.any(axis=1)):
+        return f"no digit fits the square at grid row {s // 9 + 1}, column {s % 9 + 1}"
+    for u, squares in enumerate(UNITS):
+        placeable = candidates[squares].any(axis=0) | present[u]
+        for d in np.flatnonzero(~placeable[1:]) + 1:
+            return f"digit {d} has no place left in {UNIT_NAMES[u]}"
+    if guesses <= 0:
+        return "no solution: propagating the givens ends in a contradiction"
+    return f"no solution: every branch of the search ends in a contradiction ({guesses:,} guesses)"
+
+
 def clues(grids: Batch) -> np.ndarray:
     """The number of givens in each grid."""
     return np.count_nonzero(np.asarray(grids), axis=1)

@@ -526,7 +526,7 @@ def _check_accounted(data: bytes, tmp: Path) -> None:
     assert frame["row"].to_list() == list(range(frame.height))
     assert summary.rows == frame.height
     assert frame["status"].is_not_null().all()
-    bad = frame.filter(pl.col("status").is_in(["malformed", "invalid", "error"]))
+    bad = frame.filter(pl.col("status").is_in(["malformed", "invalid", "unsolvable", "error"]))
     assert bad["reason"].is_not_null().all()
     assert not frame["reason"].drop_nulls().str.contains("\n").any()
     assert (frame["status"] != "error").all()

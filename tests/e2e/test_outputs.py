@@ -226,3 +226,15 @@ def test_on_a_terminal_a_bar_with_percent_and_time_left(tmp_path):
     assert os.waitstatus_to_exitcode(status) == 0, text
     assert "%" in text and "rows/s" in text and "solving into out" in text
     assert "30,000 rows in" in text and "solved" in text
+
+
+def test_an_unsolvable_row_says_why_in_the_results(run_cli, tmp_path):
+    """README: `reason`, why a row is not solved, in one line: unsolvable rows too."""
+    from conftest import UNSOLVABLE
+
+    path = tmp_path / "u.txt"
+    path.write_text(f"{UNSOLVABLE}\n")
+    assert run_cli("run", "-i", path, "-o", "out", "--workers", "1", "-q").returncode == 0
+    row = read_results(tmp_path / "out").row(0, named=True)
+    assert row["status"] == "unsolvable"
+    assert row["reason"] == "no digit fits the square at grid row 1, column 9"
