@@ -109,6 +109,7 @@ class RunFolder:
         self.results = location.child(RESULTS)
         self._lock_fd: int | None = None
         self.read_only = False
+        self.made = False  # open() made the folder (a local one)
 
     @property
     def shown(self) -> str:
@@ -128,6 +129,7 @@ class RunFolder:
             if os.path.exists(self.loc.path) and not os.path.isdir(self.loc.path):
                 raise UsageError(f"--output {self.shown}: is a file, not a folder")
             try:
+                self.made = not os.path.exists(self.loc.path)
                 os.makedirs(self.loc.path, exist_ok=True)
             except OSError as exc:
                 raise RunFailed(f"cannot create output folder {self.shown}: {why(exc)}") from None
@@ -172,6 +174,16 @@ class RunFolder:
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
+
+    def remove_if_made(self) -> None:
+        """Remove the folder open() made, when it holds nothing but the lock and the spill:
+        a run that could not start (an unusable input) leaves nothing behind."""
+        if not self.made or not set(os.listdir(self.loc.path)) <= {LOCK, SPILL}:
+            return
+        self.child(SPILL).remove_tree()
+        with contextlib.suppress(OSError):
+            os.remove(os.path.join(self.loc.path, LOCK))
+            os.rmdir(self.loc.path)
 
     # What is there ---------------------------------------------------------------------
 

@@ -133,6 +133,10 @@ def _run(settings: Settings, hooks: Hooks) -> Summary:
                                 inp.source, ",".join(inp.shape.columns))
             return _execute(run_folder, inputs, settings, definition, hooks, executor, run_id,
                             started, t0)
+    except InputError:  # found while spilling or planning: as unusable as one found above
+        run_folder.unlock()
+        run_folder.remove_if_made()
+        raise
     finally:
         logs.teardown()
         run_folder.unlock()

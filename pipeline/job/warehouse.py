@@ -55,10 +55,10 @@ def run_incremental(settings: Settings, warehouse: str | None,
     if "-" in paths:
         raise UsageError("--incremental reads files, not standard input")
     root = Path(warehouse)
-    root.mkdir(parents=True, exist_ok=True)
     total = Summary(fail_on=settings.fail_on, output=str(root))
     started = time.perf_counter()
     lock = RunFolder(Location(str(root)))
+    lock.open()
     lock.lock(f"pid {os.getpid()} (incremental) since {timestamps.local()}")
     try:
         catalog = read_catalog(root)
@@ -88,6 +88,10 @@ def run_incremental(settings: Settings, warehouse: str | None,
             for name, n in summary.counts.items():
                 total.counts[name] += n
             total.rows += summary.rows
+    except InputError:  # a warehouse this run made holds nothing yet: leave none behind
+        lock.unlock()
+        lock.remove_if_made()
+        raise
     finally:
         lock.unlock()
     total.wall_seconds = time.perf_counter() - started

@@ -55,6 +55,20 @@ def test_a_missing_http_input_is_a_missing_input(run_cli, tmp_path, www):
     assert not (tmp_path / "o").exists()  # a missing input leaves no folder behind
 
 
+@pytest.mark.parametrize("extra", [[], ["--incremental"], ["--limit", "5"]])
+def test_a_missing_input_leaves_no_output_folder(run_cli, tmp_path, extra):
+    (tmp_path / "a.csv").write_text(f"puzzle\n{PUZZLE}\n")
+    cases = [["missing.csv"], ["a.csv", "missing.csv"]]
+    if "--incremental" in extra:  # a.csv would be solved before the missing file is met
+        cases = cases[:1]
+    for given in cases:
+        args = [w for g in given for w in ("-i", g)]
+        res = run_cli("run", *args, "-o", "out", *extra)
+        assert res.returncode == 2, res.stderr
+        assert res.stderr_lines == ["pipeline: error: missing.csv: no such file"]
+        assert not (tmp_path / "out").exists()
+
+
 def test_https_to_a_plain_http_server_says_why(run_cli, tmp_path, www):
     root, base = www
     (root / "a.csv").write_text(f"puzzle\n{PUZZLE}\n")
