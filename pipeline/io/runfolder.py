@@ -134,6 +134,9 @@ class RunFolder:
             except OSError as exc:
                 raise RunFailed(f"cannot create output folder {self.shown}: {why(exc)}") from None
         else:
+            if self.loc.http:
+                raise UsageError(f"--output {self.shown}: an http(s) URL is read-only; a run "
+                                 "goes to a folder or an object store (s3://, gs://, ...)")
             if not self.loc.store_exists():
                 raise UsageError(f"--output {self.shown}: its bucket does not exist (a run "
                                  "makes its folder, not a bucket)")
