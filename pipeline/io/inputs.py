@@ -254,8 +254,7 @@ def spill(source, dest: Location, gzipped: bool, name: str, rows: int = 0,
           shape: Shape | None = None) -> int:
     """Copy a stream (decompressing gzip) into `dest`, whole or, with `rows`, up to the end of
     its rows-th row (by `shape`'s rules); the copy's size. Runs where the bytes are."""
-    src = _Reading(gzip.GzipFile(fileobj=source, mode="rb") if gzipped else source, name,
-                   gzipped)
+    src = _Reading(gzip.GzipFile(fileobj=source, mode="rb") if gzipped else source, name)
 
     def copy(f) -> None:  # a failed write is the store's: write_atomic says so, naming it
         if rows and shape is not None:
@@ -272,15 +271,14 @@ class _Reading:
     """A stream whose read errors are the input's: InputError naming it (a copy's failed
     writes are not: they are the store's, and say so)."""
 
-    def __init__(self, stream, name: str, gzipped: bool = False):
-        self.stream, self.name, self.gzipped = stream, name, gzipped
+    def __init__(self, stream, name: str):
+        self.stream, self.name = stream, name
 
     def read(self, n: int = -1) -> bytes:
         try:
             return self.stream.read(n)
-        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:  # cut short, or corrupt
-            what = "cannot be decompressed" if self.gzipped else "read failed"
-            raise InputError(f"{self.name}: {what} ({exc})") from None
+        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:  # gzip cut short, or corrupt
+            raise InputError(f"{self.name}: cannot be decompressed ({exc})") from None
         except OSError as exc:
             raise InputError(f"{self.name}: read failed ({exc})") from None
 

@@ -107,8 +107,10 @@ def test_a_truncated_or_broken_gz_is_an_unusable_input_exit_2_and_no_folder(run_
     data = {"half": good[: len(good) // 2], "tiny": good[:30], "header only": good[:10],
             "corrupt": good[:40] + bytes(b ^ 0x5A for b in good[40:80]) + good[80:]}[cut]
     (tmp_path / "cut.txt.gz").write_bytes(data)
-    res = run_cli("run", "-i", "cut.txt.gz", "-o", "out", "--workers", "1")
-    assert res.returncode == 2, res.stderr
-    assert res.stderr_lines == [res.stderr_lines[0]] and "Traceback" not in res.stderr
-    assert res.stderr.startswith("pipeline: error: cut.txt.gz: cannot be decompressed (")
-    assert not (tmp_path / "out").exists()
+    for given, stdin in (("cut.txt.gz", None), ("-", data)):  # a file, a stream
+        res = run_cli("run", "-i", given, "-o", "out", "--workers", "1", input=stdin)
+        assert res.returncode == 2, res.stderr
+        assert res.stderr_lines == [res.stderr_lines[0]] and "Traceback" not in res.stderr
+        assert res.stderr.startswith("pipeline: error: ") and ": cannot be decompressed (" \
+            in res.stderr and (stdin is not None or given in res.stderr)
+        assert not (tmp_path / "out").exists()
