@@ -74,6 +74,15 @@ def _env(name: str) -> str:
     return f"PIPELINE_{name.upper()}"
 
 
+def _layer(param: str) -> int:
+    """Which layer set an option of the current command: 0 its default, 1 a config file,
+    2 the environment, 3 the command line."""
+    from click.core import ParameterSource as Source
+
+    source = click.get_current_context().get_parameter_source(param)
+    return {Source.DEFAULT_MAP: 1, Source.ENVIRONMENT: 2, Source.COMMANDLINE: 3}.get(source, 0)
+
+
 @app.command(epilog=EXIT_HELP)
 def run(
     input: Annotated[list[str], typer.Option(
@@ -133,8 +142,9 @@ def run(
     scheduler: Annotated[str, typer.Option(
         metavar="ADDRESS", envvar=[_env("scheduler"), "DASK_SCHEDULER_ADDRESS"],
         show_envvar=True, help="A Dask scheduler (tcp://HOST:PORT, tls://...): implies "
-        "--executor dask (refused with local); none with --executor dask starts a local "
-        "cluster.")] = DEFAULTS.scheduler,
+        "--executor dask; refused with local set in the same or a lower layer (a local "
+        "set higher, e.g. the flag over a config file, runs locally); none with --executor "
+        "dask starts a local cluster.")] = DEFAULTS.scheduler,
     log_level: Annotated[str, typer.Option(
         click_type=click.Choice(LOG_LEVELS, case_sensitive=False), envvar=_env("log_level"),
         help="How much goes to DIR/logs/run.jsonl.")] = DEFAULTS.log_level,
@@ -162,9 +172,12 @@ def run(
     from pipeline.job import run as run_mod
     from pipeline.job.settings import Settings
 
-    if scheduler and click.get_current_context().get_parameter_source(
-            "executor") is click.core.ParameterSource.DEFAULT:
-        executor = "dask"  # a scheduler's address says where tasks run: no need to say twice
+    if scheduler:  # an address says where tasks run: Dask, unless a later layer says local
+        layer = _layer("executor")
+        if layer == 0:
+            executor = "dask"
+        elif executor == "local" and layer > _layer("scheduler"):
+            scheduler = ""  # e.g. --executor local over a config file's Dask cluster
     settings = Settings(
         inputs=input, folder=output or "", overwrite=overwrite, quiet=quiet,
         workers=workers, chunk_size=chunk_size, limit=limit, puzzle_column=puzzle_column,

@@ -86,3 +86,11 @@ def test_a_scheduler_implies_dask_and_is_refused_with_local(run_process, tmp_pat
         assert res.stderr_lines == [f"pipeline: error: --scheduler {address}: a Dask "
                                     "scheduler, for --executor dask, not local"]
         assert not (tmp_path / "o2").exists()
+    # local said in a later layer than the scheduler: the flag over a config file's cluster
+    dask = tmp_path / "dask.toml"
+    dask.write_text(f"[run]\nexecutor = 'dask'\nscheduler = '{address}'\n")
+    for how, env in ((["-c", str(dask)], {}), ([], {"DASK_SCHEDULER_ADDRESS": address})):
+        res = run_process("run", "-i", path, "-o", "o3", "--executor", "local", "--json", *how,
+                          env=env)
+        assert res.returncode == 0, (how, res.stderr)
+        assert json.loads((tmp_path / "o3" / "manifest.json").read_text())["executor"] == "local"

@@ -68,9 +68,10 @@ def test_bool_from_the_environment(settings_of, raw, value):
 
 
 def test_scheduler_from_dask_or_our_variable_or_the_flag(settings_of):
-    # With --executor local a scheduler is refused, naming the address that won.
+    # With local in the same layer as the scheduler (or a lower one) a scheduler is refused,
+    # naming the address that won.
     def winner(*flags, env):
-        res = settings_of("--executor", "local", *flags, env=env)
+        res = settings_of(*flags, env={**env, "PIPELINE_EXECUTOR": "local"})
         assert res.returncode == 2
         return res.stderr.split("--scheduler ")[1].split(":", 2)[:2]
 
