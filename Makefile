@@ -28,7 +28,7 @@ kernels: $(STAMP) ## Compile the kernels ahead of time for this CPU (again only 
 	@$(PY) -m pipeline.compiled
 
 solve-dataset: kernels ## Run the main job on the bundled sample (INPUT=, OUTPUT= to override)
-	$(VENV)/bin/pipeline run --input $(INPUT) --output $(OUTPUT)
+	$(VENV)/bin/pipeline run --input "$(INPUT)" --output "$(OUTPUT)"
 
 test: kernels ## Run the test suite
 	$(PY) -m pytest -q

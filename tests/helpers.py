@@ -175,7 +175,7 @@ def check_run(out: Path, expected_rows: dict[str, int] | None = None) -> pl.Data
     if parts:
         assert (frame["solution"].is_not_null() == has).all()
         assert (frame.filter(has)["solution"].str.len_chars() == 81).all()
-        bad = frame.filter(pl.col("status").is_in(["invalid", "malformed", "error"]))
+        bad = frame.filter(pl.col("status").is_in(["unsolvable", "invalid", "malformed", "error"]))
         assert bad["reason"].is_not_null().all()
         assert not frame["reason"].drop_nulls().str.contains("\n").any()
     # Stats agree with the results.

@@ -28,6 +28,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    suggest_commands=False,  # click's own error already says "Did you mean ...?"
 )
 
 EXIT_HELP = """Exit codes: 0 finished; 1 finished but a --fail-on status occurred; 2 usage error or
@@ -72,6 +73,15 @@ def _main(version: Annotated[bool, typer.Option(
 
 def _env(name: str) -> str:
     return f"PIPELINE_{name.upper()}"
+
+
+def _layer(param: str) -> int:
+    """Which layer set an option of the current command: 0 its default, 1 a config file,
+    2 the environment, 3 the command line."""
+    from click.core import ParameterSource as Source
+
+    source = click.get_current_context().get_parameter_source(param)
+    return {Source.DEFAULT_MAP: 1, Source.ENVIRONMENT: 2, Source.COMMANDLINE: 3}.get(source, 0)
 
 
 @app.command(epilog=EXIT_HELP)
@@ -132,8 +142,10 @@ def run(
         help="Where tasks run: a local process pool, or a Dask cluster.")] = DEFAULTS.executor,
     scheduler: Annotated[str, typer.Option(
         metavar="ADDRESS", envvar=[_env("scheduler"), "DASK_SCHEDULER_ADDRESS"],
-        show_envvar=True, help="A Dask scheduler (tcp://HOST:PORT, tls://...); none with "
-        "--executor dask starts a local cluster.")] = DEFAULTS.scheduler,
+        show_envvar=True, help="A Dask scheduler (tcp://HOST:PORT, tls://...): implies "
+        "--executor dask; refused with local set in the same or a lower layer (a local "
+        "set higher, e.g. the flag over a config file, runs locally); none with --executor "
+        "dask starts a local cluster.")] = DEFAULTS.scheduler,
     log_level: Annotated[str, typer.Option(
         click_type=click.Choice(LOG_LEVELS, case_sensitive=False), envvar=_env("log_level"),
         help="How much goes to DIR/logs/run.jsonl.")] = DEFAULTS.log_level,
@@ -162,6 +174,12 @@ def run(
     from pipeline.job import run as run_mod
     from pipeline.job.settings import Settings
 
+    if scheduler:  # an address says where tasks run: Dask, unless a later layer says local
+        layer = _layer("executor")
+        if layer == 0:
+            executor = "dask"
+        elif executor == "local" and layer > _layer("scheduler"):
+            scheduler = ""  # e.g. --executor local over a config file's Dask cluster
     settings = Settings(
         inputs=input, folder=output or "", overwrite=overwrite, quiet=quiet,
         workers=workers, chunk_size=chunk_size, limit=limit, puzzle_column=puzzle_column,
@@ -208,7 +226,8 @@ def run(
 def solve(
     puzzle: Annotated[str, typer.Argument(
         metavar="PUZZLE", help="An 81-character puzzle (. or 0 for blanks), or - to read "
-        "what `pipeline run` reads (a puzzle a line, CSV, fixed-width) from stdin.")],
+        "what `pipeline run` reads (a puzzle a line, CSV, fixed-width) or boards drawn as "
+        "`solve` draws them from stdin.")],
     format: Annotated[str, typer.Option(
         "--format", "-f", click_type=click.Choice(["board", "line"]),
         help="board: status, guesses and the grid drawn; line: one line per puzzle on "
@@ -234,7 +253,8 @@ def generate(
         "--output", "-o", metavar="FILE", help="CSV file to write "
         "(id,puzzle,solution,clues,difficulty), whole or not at all; - for stdout.")],
     clues: Annotated[int | None, typer.Option(
-        metavar="N", min=17, max=80, help="Exactly this many givens.")] = None,
+        metavar="N", help="Exactly this many givens, 22 to 80 (fewer are too rare to "
+        "make).")] = None,
     min_clues: Annotated[int | None, typer.Option(
         metavar="N", min=17, max=80,
         help="At least this many givens [default: remove givens until none can go].")
@@ -244,12 +264,16 @@ def generate(
         "[default: a random seed, printed].")] = None,
     grade: Annotated[str | None, typer.Option(
         click_type=click.Choice(["easy", "medium", "hard", "expert", "extreme"]),
-        help="Only puzzles of this grade.")] = None,
+        help="Only puzzles of this grade. Reachable: easy with --clues 22-80; medium with "
+        "--clues 22-39 or --min-clues 39 at most; hard with --clues 22-32 or --min-clues 32 "
+        "at most; expert without --clues, --min-clues 24 at most; never extreme.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")
                      ] = False,
 ) -> None:
     """Make puzzles with exactly one solution (proved by the engine), in the Radcliffe CSV
-    shape that `pipeline run` reads back. Exit 1 when --clues/--grade cannot be met."""
+    shape that `pipeline run` reads back. A --clues/--grade combination it does not reach
+    is refused before trying (exit 2, naming the nearest that it does); exit 1 when a
+    reachable one still falls short."""
     from pipeline.tools import generate as generate_mod
 
     generate_mod.main(count, output, clues, min_clues, seed, grade, quiet)
@@ -351,8 +375,8 @@ def split(
     output: Annotated[str, typer.Option("--output", "-o", metavar="OUTDIR",
                                         help="The folder for the split files.")],
     names: Annotated[str | None, typer.Option(
-        metavar="NAME,...", help="The splits' names [default: train,val,test for three, "
-        "else split0,split1,...].")] = None,
+        metavar="NAME,...", help="The splits' names [default: all for one, train,test for two, "
+        "train,val,test for three, else split0,split1,...].")] = None,
     seed: Annotated[int, typer.Option(metavar="N", min=0,
                                       help="The same seed gives the same split.")] = 0,
     format: Annotated[str, typer.Option(

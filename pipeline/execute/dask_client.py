@@ -279,6 +279,10 @@ def main(fd: int, parent: int) -> None:
         os._exit(1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    # A stop ends a local cluster's processes before their semaphores are released; the
+    # resource tracker (started with this process's -W options) releases them, and need
+    # not say so on the user's terminal after the stop's one line.
+    sys.warnoptions.append("ignore::UserWarning:multiprocessing.resource_tracker")
     conn = Connection(fd)
     server = _Server(conn)
     root = logging.getLogger()

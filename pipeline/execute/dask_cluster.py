@@ -314,7 +314,9 @@ class DaskExecutor(Executor):
                         host="127.0.0.1", scheduler_port=0, dashboard_address=None,
                         # no dashboard; the scheduler's small HTTP endpoint on a free port
                         scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
-                        silence_logs=logging.WARNING)
+                        # only errors from its processes: a stop cancels their tasks,
+                        # which each would log as a warning after the stop's one line
+                        silence_logs=logging.ERROR)
                 from distributed import Client
 
                 self._client = Client(self._cluster, set_as_default=False)

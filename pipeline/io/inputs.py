@@ -285,7 +285,9 @@ class _Reading:
     def read(self, n: int = -1) -> bytes:
         try:
             return self.stream.read(n)
-        except (OSError, EOFError, zlib.error) as exc:
+        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:  # gzip cut short, or corrupt
+            raise InputError(f"{self.name}: cannot be decompressed ({exc})") from None
+        except OSError as exc:
             raise InputError(f"{self.name}: read failed ({exc})") from None
 
 

@@ -348,11 +348,14 @@ def _fixed_fields(text: pa.Array, reasons: dict[int, str], shape: Shape) -> dict
     good = count == shape.n_fields
     for i in np.flatnonzero(~good).tolist():
         reasons.setdefault(i, f"{count[i]} fields, expected {shape.n_fields}")
-    puzzle = _spread(pc.list_element(tokens.filter(pa.array(good)), shape.puzzle_field),
-                     good, text.type)
+    split = tokens.filter(pa.array(good)) if not good.all() else tokens
+    puzzle = _spread(pc.list_element(split, shape.puzzle_field), good, text.type)
     if reasons:  # a record we cannot split keeps its whole text as `puzzle`
         puzzle = _put(puzzle, {i: text[i].as_py() for i in reasons})
-    return {"puzzle": puzzle}
+    cols = {"puzzle": puzzle}
+    for i, name in shape.carried:  # null where the record has not the file's tokens
+        cols[name] = _spread(pc.list_element(split, i), good, text.type)
+    return cols
 
 
 def _csv_fields(text: pa.Array, quoted: np.ndarray, reasons: dict[int, str],

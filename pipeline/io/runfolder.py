@@ -117,6 +117,7 @@ class RunFolder:
         self._lock_fd: int | None = None
         self._lock_object_loc: Location | None = None
         self.read_only = False
+        self.made = False  # open() made the folder (a local one)
 
     @property
     def shown(self) -> str:
@@ -136,10 +137,14 @@ class RunFolder:
             if os.path.exists(self.loc.path) and not os.path.isdir(self.loc.path):
                 raise UsageError(f"--output {self.shown}: is a file, not a folder")
             try:
+                self.made = not os.path.exists(self.loc.path)
                 os.makedirs(self.loc.path, exist_ok=True)
             except OSError as exc:
                 raise RunFailed(f"cannot create output folder {self.shown}: {why(exc)}") from None
         else:
+            if self.loc.http:
+                raise UsageError(f"--output {self.shown}: an http(s) URL is read-only; a run "
+                                 "goes to a folder or an object store (s3://, gs://, ...)")
             if not self.loc.store_exists():
                 raise UsageError(f"--output {self.shown}: its bucket does not exist (a run "
                                  "makes its folder, not a bucket)")
@@ -222,6 +227,16 @@ class RunFolder:
         if self._lock_object_loc is not None:
             loc, self._lock_object_loc = self._lock_object_loc, None
             loc.remove()
+
+    def remove_if_made(self) -> None:
+        """Remove the folder open() made, when it holds nothing but the lock and the spill:
+        a run that could not start (an unusable input) leaves nothing behind."""
+        if not self.made or not set(os.listdir(self.loc.path)) <= {LOCK, SPILL}:
+            return
+        self.child(SPILL).remove_tree()
+        with contextlib.suppress(OSError):
+            os.remove(os.path.join(self.loc.path, LOCK))
+            os.rmdir(self.loc.path)
 
     # What is there ---------------------------------------------------------------------
 

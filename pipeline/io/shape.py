@@ -50,8 +50,8 @@ class Shape:
     puzzle_field: int = 0
     solution_field: int | None = None
     header: bool = False  # csv: the first record names the columns
-    carried: tuple[tuple[int, str], ...] = ()  # other csv fields kept: (index, column name)
-    columns: tuple[str, ...] = ()  # csv: every column name (header or column_N)
+    carried: tuple[tuple[int, str], ...] = ()  # other fields kept: (index, column name)
+    columns: tuple[str, ...] = ()  # csv, fixed: every column name (header or column_N)
     start: int = 0  # where records start (after a BOM)
     data_start: int = 0  # where the first row may start (after the preamble)
     quoted: bool = False  # csv: quotes seen in the first bytes
@@ -106,9 +106,13 @@ def detect(head: bytes, name: str, at_end: bool, puzzle_column: str | None = Non
     tokens = probe.split()
     if len(tokens) > 1:
         hits = [i for i, t in enumerate(tokens) if looks_like_puzzle(t)]
-        if hits:
+        if hits:  # the other tokens are carried, named as a headerless CSV's columns
+            names = [f"column_{i + 1}" for i in range(len(tokens))]
+            taken: set[str] = set()
+            carried = tuple((i, unique_name(n, taken, set(reserved)))
+                            for i, n in enumerate(names) if i != hits[0])
             return Shape("fixed", n_fields=len(tokens), puzzle_field=hits[0], start=start,
-                          data_start=data_start)
+                          data_start=data_start, carried=carried, columns=tuple(names))
     return Shape("text", start=start, data_start=data_start)
 
 

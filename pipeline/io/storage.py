@@ -76,6 +76,17 @@ OBJECT_STORES = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl")
 CONDITIONAL_STORES = ("s3", "s3a")  # conditional PUTs known to hold (Location.create)
 
 
+def http_reason(exc: BaseException) -> str:
+    """Why an http(s) request failed, in words: a TLS handshake with a plain-http server
+    said as such, else the library's own line (secrets removed)."""
+    text = scrub(str(exc)) or type(exc).__name__
+    if "WRONG_VERSION_NUMBER" in text or "wrong version number" in text:
+        return "the server does not speak TLS: is it an http:// URL?"
+    if "CERTIFICATE_VERIFY_FAILED" in text:
+        return "the server's TLS certificate cannot be verified"
+    return text
+
+
 def why(exc: OSError) -> str:
     """An OSError's words without its errno number and path."""
     if exc.errno == errno.EROFS:
@@ -236,19 +247,8 @@ class Location:
             if stat.S_ISDIR(st.st_mode):
                 return "folder"
             return "file" if stat.S_ISREG(st.st_mode) else "stream"
-        if urlsplit(self.url).scheme in ("http", "https"):
-            try:
-                self.fs.info(self.path)
-            except FileNotFoundError as exc:  # fsspec says so for every failure: which?
-                cause = exc.__cause__ or exc.__context__
-                if cause is None or getattr(cause, "status", None) in (404, 410):
-                    return "missing"
-                raise InputError(f"{self.shown}: cannot be read "
-                                 f"({scrub(str(cause)) or type(cause).__name__})") from None
-            except Exception as exc:  # refused, a TLS handshake with a plain server, ...
-                raise InputError(f"{self.shown}: cannot be read "
-                                 f"({scrub(str(exc)) or type(exc).__name__})") from None
-            return "stream"
+        if self.http:
+            return "stream" if self._http_exists() else "missing"
         try:
             info = self.fs.info(self.path)
         except FileNotFoundError:
@@ -262,7 +262,27 @@ class Location:
     def exists(self) -> bool:
         if self.local:
             return os.path.exists(self.path)
+        if self.http:
+            return self._http_exists()
         return self.fs.exists(self.path)
+
+    @property
+    def http(self) -> bool:
+        return not self.local and urlsplit(self.url).scheme.lower() in ("http", "https")
+
+    def _http_exists(self) -> bool:
+        """Whether an http(s) URL is there (404 or 410: not); InputError with the reason
+        when the server cannot be asked (refused, TLS with a plain-http server, ...)."""
+        try:
+            self.fs.info(self.path)
+        except FileNotFoundError as exc:  # fsspec says so for every failure: which?
+            cause = exc.__cause__ or exc.__context__
+            if cause is None or getattr(cause, "status", None) in (404, 410):
+                return False
+            raise InputError(f"{self.shown}: cannot be read ({http_reason(cause)})") from None
+        except Exception as exc:  # refused, a TLS handshake with a plain server, ...
+            raise InputError(f"{self.shown}: cannot be read ({http_reason(exc)})") from None
+        return True
 
     def is_dir(self) -> bool:
         if self.local:

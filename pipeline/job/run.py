@@ -145,7 +145,11 @@ def _run(settings: Settings, hooks: Hooks) -> Summary:
                 logs.record_exit(summary.reason())
             return summary
     except BaseException as exc:  # a failure or a stop: on record in the run's log
-        if (reason := logs.exit_reason(exc)) is not None:
+        if isinstance(exc, InputError) and not logs.writing():
+            # Found while spilling or planning: as unusable as one found above, no folder
+            run_folder.unlock()
+            run_folder.remove_if_made()
+        elif (reason := logs.exit_reason(exc)) is not None:
             if (not logs.writing() and before is not None and before.empty
                     and not isinstance(exc, InputError | UsageError)):
                 # Stopped or failed before the folder was judged, but it held nothing: it

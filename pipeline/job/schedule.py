@@ -34,12 +34,16 @@ GUIDE = 2  # a Bundle takes 1/(GUIDE x workers) of the ranges left ...
 MAX_BATCH = 8  # ... and at most this many (what a lost worker costs, the progress's steps)
 
 
-def _outcome(executor: Executor, fut):
-    """(result, None) or (None, the failure as a line); fatal failures are raised."""
+def _outcome(executor: Executor, fut, solving: bool = True):
+    """(result, None) or (None, the failure as a line); fatal failures are raised: an input
+    found unusable before any row is solved (planning, spilling) as InputError (exit 2, as
+    at the start), any other as RunFailed."""
     try:
         return executor.result(fut), None
     except WorkerLost as exc:
         return None, str(exc)
+    except InputError as exc:
+        raise (RunFailed if solving else InputError)(str(exc)) from None
     except FATAL as exc:
         raise RunFailed(str(exc)) from None
     except Exception as exc:  # the task's own failure: the engine, a bug
@@ -77,7 +81,7 @@ def run_all(executor: Executor, tasks: list, helper: Callable | None = None) -> 
             in_flight[executor.submit(tasks[i])] = i
         for fut in executor.wait(list(in_flight)):
             i = in_flight.pop(fut)
-            value, failure = _outcome(executor, fut)
+            value, failure = _outcome(executor, fut, solving=False)
             if failure is None:
                 results[i] = value
                 continue

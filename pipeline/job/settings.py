@@ -68,6 +68,9 @@ class Settings:
         if self.executor not in EXECUTORS:
             raise UsageError(f"--executor: {self.executor!r} is not one of "
                              f"{', '.join(EXECUTORS)}")
+        if self.scheduler and self.executor != "dask":  # never silently a local run
+            raise UsageError(f"--scheduler {self.scheduler}: a Dask scheduler, for --executor "
+                             f"dask, not {self.executor}")
         if self.compression not in COMPRESSIONS:
             raise UsageError(f"--compression: {self.compression!r} is not one of "
                              f"{', '.join(COMPRESSIONS)}")

@@ -60,10 +60,11 @@ class Summary:
     def line(self) -> str:
         """The run in one line: rows, counts, time, where."""
         counts = ", ".join(f"{n:,} {name}" for name, n in self.counts.items() if n)
-        reused = f"; {self.resumed_rows:,} rows reused from before" if self.resumed_rows else ""
-        return (f"{self.rows:,} rows in {self.wall_seconds:.2f} s "
-                f"({self.rows_per_second:,.0f} rows/s){reused}: {counts or 'no rows'} "
-                f"-> {self.output}")
+        rate = f"in {self.wall_seconds:.2f} s ({self.rows_per_second:,.0f} rows/s)"
+        rows = (f"{self.rows:,} rows: {self.resumed_rows:,} reused from before, "
+                f"{self.new_rows:,} solved {rate}" if self.resumed_rows
+                else f"{self.rows:,} rows {rate}")
+        return f"{rows}: {counts or 'no rows'} -> {self.output}"
 
     def as_dict(self) -> dict:
         return {
@@ -90,4 +91,5 @@ class Summary:
                 summary.counts = {name: int(row[name]) for name in STATUS_NAMES}
                 summary.rows = int(row["rows"])
                 summary.wall_seconds = float(row["wall_seconds"] or 0.0)
+                summary.resumed_rows = int(row.get("resumed_rows") or 0)
         return summary

@@ -13,6 +13,7 @@ reason for a row that is already known to be bad.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -218,6 +219,30 @@ def clash_reason(grid: Grid) -> str:
     raise ValueError("grid has no clash")
 
 
+def no_solution_reason(grid: Grid, guesses: int) -> str:
+    """Why consistent givens have no solution: the first blank square no digit fits, else
+    the first digit with no place left in a unit, else what the search found (the engine's
+    guesses: each branch ended in a contradiction)."""
+    g = np.asarray(grid, dtype=np.intp)
+    present = np.zeros((len(UNITS), 10), dtype=bool)  # unit, digit
+    present[np.repeat(np.arange(len(UNITS)), 9), g[UNITS].ravel()] = True
+    present[:, 0] = False
+    square_units = np.array([[s // 9, 9 + s % 9, 18 + (s // 27) * 3 + (s % 9) // 3]
+                             for s in range(SQUARES)])
+    # candidates[s, d]: digit d is in none of square s's units, and s is blank
+    candidates = ~present[square_units].any(axis=1) & (g == 0)[:, None]
+    candidates[:, 0] = False
+    for s in np.flatnonzero((g == 0) & ~candidates.any(axis=1)):
+        return f"no digit fits the square at grid row {s // 9 + 1}, column {s % 9 + 1}"
+    for u, squares in enumerate(UNITS):
+        placeable = candidates[squares].any(axis=0) | present[u]
+        for d in np.flatnonzero(~placeable[1:]) + 1:
+            return f"digit {d} has no place left in {UNIT_NAMES[u]}"
+    if guesses <= 0:
+        return "no solution: propagating the givens ends in a contradiction"
+    return f"no solution: every branch of the search ends in a contradiction ({guesses:,} guesses)"
+
+
 def clues(grids: Batch) -> np.ndarray:
     """The number of givens in each grid."""
     return np.count_nonzero(np.asarray(grids), axis=1)
@@ -233,6 +258,41 @@ def show(grid: Grid | Sequence[int]) -> str:
         cells = [str(g[r * 9 + c]) if g[r * 9 + c] else "." for c in range(9)]
         lines.append(" | ".join(" ".join(cells[b : b + 3]) for b in (0, 3, 6)))
     return "\n".join(lines)
+
+
+_BOARD_ROW = re.compile(r"^[\s|]*(?:[0-9.][\s|]*){9}$")  # nine cells, spaces and bars
+_BOARD_RULE = re.compile(r"^[\s|+]*[-=][-=\s|+]*$")  # a line between bands
+
+
+def is_board_row(line: str) -> bool:
+    """Whether a line is a grid row of a drawn board (as `show` draws it, or 9 characters)."""
+    return bool(_BOARD_ROW.match(line))
+
+
+def read_boards(text: str) -> tuple[list[str], dict[int, str]]:
+    """The puzzles of drawn boards (`show`'s, or nine lines of nine cells) as 81-character
+    strings, and {board: reason} for a board cut short. Band rules are skipped; any other
+    line (a title, `solve`'s status line) or a blank line ends a board."""
+    puzzles: list[str] = []
+    short: dict[int, str] = {}
+    rows: list[str] = []
+
+    def close() -> None:
+        if rows:
+            if len(rows) < 9:
+                short[len(puzzles)] = f"a board of {len(rows)} grid rows, expected 9"
+            puzzles.append("".join(rows).ljust(SQUARES, "."))
+            rows.clear()
+
+    for line in text.splitlines():
+        if is_board_row(line):
+            rows.append("".join(c for c in line if c in "0123456789."))
+            if len(rows) == 9:
+                close()
+        elif not _BOARD_RULE.match(line):
+            close()
+    close()
+    return puzzles, short
 
 
 def as_batch(grids: np.ndarray) -> np.ndarray:

@@ -21,6 +21,14 @@ How a batch of puzzles is made (numpy over the whole batch; the engine does the 
 The grade of each puzzle is pipeline.sudoku.grade of the guesses the engine needed to prove it
 unique (limit 2) -- the same number `pipeline run` reports for it.
 
+What it reaches (REACH), measured with this generator (20,480 candidates a clue count, 102,400
+minimal ones): a combination is offered when at least 1 candidate in REACH_RATE is of that
+kind. An exact clue count below 22 is rarer (21: 1 in 500); more clues make puzzles easier,
+so each grade has a highest clue count (hard: 1 in 320 at 32 clues, 1 in 600 at 33); expert
+comes from minimal puzzles (1 in 320; at any exact clue count 1 in 640 or rarer); and none
+came out extreme (50+ guesses: the engine proves random minimal puzzles with fewer). Other
+combinations are refused before trying, with the nearest one that is reachable.
+
 Randomness comes in blocks of BLOCK candidates, each from a numpy Generator seeded with
 (seed, block number), and candidates are kept in block order: the same arguments give a
 byte-identical file, and a smaller --count is a prefix of a larger one with the same seed.
@@ -35,11 +43,22 @@ import numpy as np
 from pipeline.errors import TargetNotReached, UsageError
 from pipeline.sudoku import check, engine, grade, grid, symmetry
 
-MIN_CLUES = 17  # no proper Sudoku has fewer givens
+MIN_CLUES = 17  # no proper Sudoku has fewer givens (--min-clues 17: as few as removal gets)
 MAX_CLUES = 80
+REACH_RATE = 400  # a kind of puzzle is offered when 1 candidate in this many is of it
+# --clues range for a grade (None: any grade), None where no exact count is reachable;
+# the highest --min-clues; None for both: the grade is not reached at all.
+REACH: dict[str | None, tuple[tuple[int, int] | None, int | None]] = {
+    None: ((22, MAX_CLUES), MAX_CLUES),
+    "easy": ((22, MAX_CLUES), MAX_CLUES),
+    "medium": ((22, 39), 39),
+    "hard": ((22, 32), 32),
+    "expert": (None, 24),
+    "extreme": (None, None),
+}
 BLOCK = 512  # candidates drawn from one random stream
 BATCH = 40 * BLOCK  # candidates at most per engine round trip (bounds memory)
-ATTEMPT_FACTOR = 200  # give up after trying this many candidates per puzzle asked for
+ATTEMPT_FACTOR = 1200  # give up after this many candidates a puzzle (3 x REACH_RATE)
 ATTEMPT_FLOOR = 100_000  # ... but never before this many (about half a minute of work)
 PROJECT_AFTER = 20_000  # after this many tries, give up early when the rate says it is futile
 
@@ -148,11 +167,11 @@ def generate(count: int, clues: int | None = None, min_clues: int | None = None,
         raise UsageError("--seed must be 0 or more")
     if clues is not None and min_clues is not None:
         raise UsageError("give --clues or --min-clues, not both")
-    for name, k in (("--clues", clues), ("--min-clues", min_clues)):
-        if k is not None and not MIN_CLUES <= k <= MAX_CLUES:
-            raise UsageError(f"{name} {k}: must be between {MIN_CLUES} and {MAX_CLUES}")
+    if min_clues is not None and not MIN_CLUES <= min_clues <= MAX_CLUES:
+        raise UsageError(f"--min-clues {min_clues}: must be between {MIN_CLUES} and {MAX_CLUES}")
     if grade_name is not None and grade_name not in grade.GRADES:
         raise UsageError(f"--grade {grade_name!r}: must be one of {', '.join(grade.GRADES)}")
+    check_reachable(clues, min_clues, grade_name)
     target = clues if clues is not None else (min_clues if min_clues is not None else MIN_CLUES)
     want = grade.GRADES.index(grade_name) if grade_name is not None else None
     cap = max(ATTEMPT_FACTOR * count, ATTEMPT_FLOOR)
@@ -190,6 +209,78 @@ def generate(count: int, clues: int | None = None, min_clues: int | None = None,
     return out
 
 
+def reachable(clues: int | None, min_clues: int | None, grade_name: str | None) -> bool:
+    """Whether REACH offers this combination of --clues, --min-clues and --grade."""
+    exact, most = REACH[grade_name]
+    if most is None:
+        return False
+    if clues is not None:
+        return exact is not None and exact[0] <= clues <= exact[1]
+    return min_clues is None or min_clues <= most
+
+
+def nearest_reachable(clues: int | None, min_clues: int | None, grade_name: str | None
+                      ) -> tuple[int | None, int | None, str | None]:
+    """The reachable combination closest to the one asked: the hardest grade reached, the
+    clue count moved into its range (or dropped where no exact count is reachable)."""
+    while REACH[grade_name][1] is None:
+        grade_name = grade.GRADES[grade.GRADES.index(grade_name) - 1]
+    exact, most = REACH[grade_name]
+    if clues is not None:
+        clues = None if exact is None else min(max(clues, exact[0]), exact[1])
+    if min_clues is not None:
+        min_clues = min(min_clues, most)
+    return clues, min_clues, grade_name
+
+
+def options(clues: int | None, min_clues: int | None, grade_name: str | None) -> str:
+    """The command-line options for a combination ('' for none)."""
+    return " ".join(f"{name} {v}" for name, v in (
+        ("--grade", grade_name), ("--clues", clues), ("--min-clues", min_clues))
+        if v is not None)
+
+
+def check_reachable(clues: int | None, min_clues: int | None, grade_name: str | None) -> None:
+    """UsageError naming what is reachable, and the nearest combination that is."""
+    if reachable(clues, min_clues, grade_name):
+        return
+    asked = options(clues, min_clues, grade_name)
+    exact, most = REACH[grade_name]
+    rare = f"under 1 in {REACH_RATE:,} tries"
+    if most is None:
+        why = (f"no candidate came out {grade_name} (the engine proves random minimal puzzles "
+               "with fewer guesses)")
+    elif clues is not None and exact is None:
+        why = (f"{grade_name} puzzles come from minimal ones; at an exact clue count, {rare}")
+    elif clues is not None and clues < exact[0]:
+        what = f"{grade_name} puzzles reach" if grade_name else "removing givens reaches"
+        why = f"{what} {exact[0]} to {exact[1]} clues (fewer: {rare})"
+    elif clues is not None and grade_name is None:
+        why = f"a puzzle has at most {MAX_CLUES} clues"
+    else:
+        most = exact[1] if clues is not None else most
+        why = (f"{grade_name} puzzles have at most {most} clues (more clues make puzzles "
+               f"easier: {rare})")
+    try_ = options(*nearest_reachable(clues, min_clues, grade_name)) or "no --clues"
+    raise UsageError(f"{asked}: not reachable: {why}; try {try_}")
+
+
+def reach_summary() -> str:
+    """What REACH offers, in a sentence (the --grade help says it)."""
+    said = []
+    for name in grade.GRADES:
+        exact, most = REACH[name]
+        if most is None:
+            said.append(f"never {name}")
+        elif exact is None:
+            said.append(f"{name} without --clues, --min-clues {most} at most")
+        elif exact[1] == MAX_CLUES:
+            said.append(f"{name} with --clues {exact[0]}-{exact[1]}")
+        else:
+            said.append(f"{name} with --clues {exact[0]}-{exact[1]} or --min-clues {most} at most")
+    return "; ".join(said)
+
+
 def _shortfall(count: int, have: int, attempts: int, clues: int | None,
                grade_name: str | None) -> str:
     what = []
@@ -197,14 +288,15 @@ def _shortfall(count: int, have: int, attempts: int, clues: int | None,
         what.append(f"exactly {clues} clues")
     if grade_name is not None:
         what.append(f"grade {grade_name}")
-    hint = []
-    if clues is not None:
-        hint.append("more clues")
+    # Minimal puzzles are the hardest: a grade is met more often without a clue count.
+    hint = ["fewer puzzles"]
     if grade_name is not None:
-        hint.append("another grade")
+        hint.append("no --clues" if clues is not None else "an easier grade")
+    elif clues is not None:
+        hint.append("more clues")
     rate = f" (1 in {attempts // have:,})" if have else ""
     return (f"cannot make {count:,} puzzles with {' and '.join(what)}: {have:,} came out of "
-            f"{attempts:,} tries{rate}; ask for fewer puzzles or {' or '.join(hint)}")
+            f"{attempts:,} tries{rate}; ask for {' or '.join(hint)}")
 
 
 # ---------------------------------------------------------------------------------------

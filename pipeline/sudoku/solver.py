@@ -139,6 +139,10 @@ def solve_grids(
             if cycles is not None:
                 cycles[r] = NULL
 
+    # Consistent givens with no solution: say why, as for every status but solved.
+    for r in none[status[none] == Status.UNSOLVABLE].tolist():
+        reasons[r] = grid.no_solution_reason(grids[r], int(guesses[r]))
+
     # Trust nothing the engine says without the independent checker's word.
     solved_rows = rows[found]
     verdict = check.is_solution(grids if todo is None else grids[solved_rows],

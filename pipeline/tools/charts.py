@@ -24,6 +24,19 @@ W, H = 720, 300
 
 
 PAD_L, PAD_R, PAD_T, PAD_B = 64, 16, 16, 56
+TICK_PX = 11  # svg .tick's font size (the report's CSS)
+CHAR_PX = 0.62 * TICK_PX  # wider than a digit or a letter of the usual sans fonts
+LABEL_GAP = 8  # between two x labels
+
+
+def label_width(text: str) -> float:
+    """An upper bound on a tick label's width in the chart's units."""
+    return len(text) * CHAR_PX
+
+
+def label_step(labels: list[str], slot: float) -> int:
+    """Label every k-th of x slots `slot` wide, k the least that keeps labels apart."""
+    return max(1, math.ceil((max(map(label_width, labels), default=0) + LABEL_GAP) / slot))
 
 
 def esc(x) -> str:
@@ -81,7 +94,7 @@ def bar_chart(chart_id: str, labels: list[str], values: list[float], xlabel: str
         return PAD_T + inner_h * (1 - v / top)
 
     _y_axis(body, ticks, scale, PAD_L, W - PAD_R, ylabel)
-    every = max(1, math.ceil(len(labels) / 24))  # thin out crowded x labels
+    every = label_step(labels, slot)
     for i, (lab, v) in enumerate(zip(labels, values, strict=True)):
         x = PAD_L + i * slot + (slot - bar) / 2
         y = min(scale(v), PAD_T + inner_h - 1.5) if v > 0 else scale(v)  # keep small bars seen
@@ -154,7 +167,7 @@ def heat_map(chart_id: str, cells: list[tuple[int, int, int]], xlabel: str, ylab
         body.append(f'<rect x="{px:.1f}" y="{py:.1f}" width="{cw:.1f}" height="{ch:.1f}" '
                     f'fill="{_blue(shade)}"><title>{esc(f"{x} clues, {ylabel_of(y)} guesses: {n:,} puzzles")}'
                     f'</title></rect>')
-    every = max(1, math.ceil(len(xs) / 20))
+    every = label_step([str(x) for x in xs], cw)
     for i, x in enumerate(xs):
         if i % every == 0:
             body.append(f'<text x="{PAD_L + (i + 0.5) * cw:.1f}" y="{PAD_T + inner_h + 16}" '

@@ -223,6 +223,34 @@ def throughput_points(data: RunData) -> tuple[list[tuple[float, float]], str]:
     return points, origin
 
 
+@dataclass
+class Rate:
+    """The run's rows/s as the run computed it (stats.parquet): the rows its last invocation
+    solved per second of that invocation; rows reused by a resume are not counted."""
+
+    rows_per_second: float
+    solved: int  # rows solved by the last invocation
+    seconds: float
+    reused: int
+
+
+def run_rate(data: RunData) -> Rate | None:
+    """The one rows/s of a run, for every place the report shows it (None: unknown)."""
+    st = data.stats
+    if not st.get("wall_seconds") or st.get("rows_per_second") is None:
+        return None
+    reused = int(st.get("resumed_rows") or 0)
+    return Rate(float(st["rows_per_second"]), int(st["rows"]) - reused,
+                float(st["wall_seconds"]), reused)
+
+
+def rate_text(rate: Rate) -> str:
+    """'3,000 rows solved in 1.34 s (2,234 rows/s)', and the rows reused, if any."""
+    return (f"{rate.solved:,} rows solved in {rate.seconds:.2f} s ({rate.rows_per_second:,.0f} "
+            "rows/s)" + (f"; {rate.reused:,} rows reused from before (not counted)"
+                         if rate.reused else ""))
+
+
 def _preemption_note(data: RunData) -> str:
     """What solve_us measures, and how much of this run's engine time was someone else's."""
     wall, cpu = data.stats.get("engine_seconds"), data.stats.get("engine_cpu_seconds")
@@ -302,9 +330,8 @@ def render_html(data: RunData) -> str:
         bar_chart("chart-grades", gnames, gcounts, "grade", "puzzles",
                   colors=[GRADE_COLORS[g] for g in gnames])))
     points, origin = throughput_points(data)
-    rate = ""
-    if len(points) > 1 and points[-1][0] > 0:
-        rate = f" Overall {points[-1][1] / points[-1][0]:,.0f} rows/s."
+    known = run_rate(data)
+    rate = f" Overall: {rate_text(known)}." if known else ""
     out.append(_section(
         "throughput", "Throughput through the run",
         f"Rows written so far, plotted at the moment each result part was written (its "
@@ -323,13 +350,13 @@ def render_html(data: RunData) -> str:
 
 
 def _overview(data: RunData) -> str:
-    st = data.stats
     solved = data.status.get("solved", 0)
+    rate = run_rate(data)
     kpis = [_kpi(f"{data.rows:,}", "rows"),
             _kpi(f"{100 * solved / data.rows:.2f}%" if data.rows else "—", "solved"),
-            _kpi(f"{st['wall_seconds']:.2f} s" if st.get("wall_seconds") else "—", "wall time"),
-            _kpi(f"{st['rows_per_second']:,.0f}" if st.get("rows_per_second") else "—",
-                 "rows/s"),
+            _kpi(f"{rate.seconds:.2f} s" if rate else "—", "wall time"),
+            _kpi(f"{rate.rows_per_second:,.0f}" if rate else "—",
+                 "rows/s" + (" (rows reused not counted)" if rate and rate.reused else "")),
             _kpi(str(len(data.parts)), "result parts"),
             _kpi(str(len(data.sources)), "input files")]
     em = data.expected
@@ -410,10 +437,9 @@ def print_terminal(data: RunData, html_path: str | None, console=None) -> None:
         names, counts = _grade_rows(data)
         console.print("grades: " + ", ".join(f"{g} {n:,}" for g, n in zip(names, counts,
                                                                          strict=True) if n))
-    st = data.stats
-    if st.get("wall_seconds"):
-        console.print(f"{data.rows:,} rows in {st['wall_seconds']:.2f} s "
-                      f"({st.get('rows_per_second') or 0:,.0f} rows/s)")
+    rate = run_rate(data)
+    if rate:
+        console.print(Text(rate_text(rate)))
     if data.solve_us:
         u = data.solve_us
         console.print(f"solve time per puzzle: p50 {u['p50']:.1f} µs, p99 {u['p99']:.1f} µs, "

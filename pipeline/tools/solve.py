@@ -2,9 +2,33 @@
 
 from __future__ import annotations
 
+import io
 import sys
 
 import click
+
+BOARD_SNIFF = 4096  # bytes of standard input read to tell drawn boards from records
+BOARD_SNIFF_LINES = 12  # ... in its first lines (a title or status line may come first)
+
+
+class _Prefixed(io.RawIOBase):
+    """A stream that gives `head` first, then the rest of `rest`."""
+
+    def __init__(self, head: bytes, rest):
+        self.head, self.rest = memoryview(head), rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if len(self.head):
+            n = min(len(buffer), len(self.head))
+            buffer[:n] = self.head[:n]
+            self.head = self.head[n:]
+            return n
+        data = self.rest.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
 
 
 def main(puzzle: str, fmt: str, first_solution: bool) -> int:
@@ -14,19 +38,29 @@ def main(puzzle: str, fmt: str, first_solution: bool) -> int:
     from pipeline.sudoku import grid, solver
     from pipeline.sudoku.status import Status
 
+    boards = None
     if puzzle == "-":
         from pipeline.io import schema
 
-        inp = inputs.open_input("-", 0, None, None, schema.OURS, stdin=sys.stdin.buffer)
-        batches = [(first, rows) for first, rows in inputs.read_whole(inp, sys.stdin.buffer)]
+        stdin = sys.stdin.buffer
+        head = stdin.read(BOARD_SNIFF)
+        lines = head.decode("utf-8", "replace").splitlines()[:BOARD_SNIFF_LINES]
+        if any(grid.is_board_row(line) for line in lines):  # drawn boards, as we print them
+            boards = grid.read_boards((head + stdin.read()).decode("utf-8", "replace"))
+            batches = [(0, None)]
+        else:
+            stdin = io.BufferedReader(_Prefixed(head, stdin))
+            inp = inputs.open_input("-", 0, None, None, schema.OURS, stdin=stdin)
+            batches = [(first, rows) for first, rows in inputs.read_whole(inp, stdin)]
     else:
         batches = [(0, None)]
     ok = True
     shown = 0
     for first, rows in batches:
         if rows is None:
-            grids, why = grid.encode([puzzle])
-            malformed = {i: w for i, w in enumerate(why) if w}
+            texts, short = boards if boards is not None else ([puzzle], {})
+            grids, why = grid.encode(texts)
+            malformed = {i: w for i, w in enumerate(why) if w} | short
         else:
             grids, malformed = grid.encode_buffers(*buffers(rows.columns["puzzle"]))
             malformed.update(rows.reasons)

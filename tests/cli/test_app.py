@@ -54,3 +54,10 @@ def test_help_lists_commands(run_cli):
     assert res.returncode == 0
     for name in typer.main.get_command(app).commands:
         assert name in res.stdout
+
+
+def test_a_mistyped_command_is_suggested_once(run_cli):
+    res = run_cli("rn")
+    assert res.returncode == 2
+    assert len(res.stderr_lines) == 1
+    assert res.stderr.count("Did you mean 'run'?") == 1, res.stderr

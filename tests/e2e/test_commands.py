@@ -10,6 +10,7 @@ import json
 
 import numpy as np
 import polars as pl
+import pytest
 from conftest import BAD_FULL, LEET, PUZZLE, SAMPLE_CSV, SOLUTION
 from helpers import run_stats
 
@@ -37,6 +38,24 @@ def test_solve_dash_reads_what_run_reads(run_cli):
     res = run_cli("solve", "-", "-f", "line", input="." * 81 + "\n")
     assert res.returncode == 0 and res.stdout.startswith("multiple ")
     assert len(res.stdout.split()[1]) == 81
+
+
+def test_solve_dash_reads_the_board_solve_prints(run_cli):
+    from pipeline.sudoku import grid
+
+    printed = run_cli("solve", PUZZLE)
+    assert printed.returncode == 0
+    res = run_cli("solve", "-", "-f", "line", input=printed.stdout)  # status line and all
+    assert res.returncode == 0 and res.stdout.split() == [SOLUTION], res.stderr
+    drawn = [grid.show(grid.encode([p])[0][0]) for p in (PUZZLE, LEET)]
+    nine = "\n".join(LEET[i:i + 9] for i in range(0, 81, 9))  # nine lines of nine cells
+    res = run_cli("solve", "-", "-f", "line", input="\n\n".join([*drawn, nine]) + "\n")
+    assert res.returncode == 0 and res.stdout.split() == [SOLUTION, *[_solution(LEET)] * 2]
+    cut = "\n".join(drawn[0].splitlines()[:4])
+    res = run_cli("solve", "-", input=f"{cut}\n\n{drawn[1]}\n")
+    assert res.returncode == 1
+    assert res.stdout.splitlines()[0] == "malformed: a board of 3 grid rows, expected 9"
+    assert "solved" in res.stdout.splitlines()[2]
 
 
 def _solution(puzzle: str) -> str:
@@ -107,3 +126,22 @@ def test_dedup_split_augment_commands_and_distinct_classes(run_cli, tmp_path):
     assert run_cli("run", "-i", "a.txt", "-o", "plain/run", "-q").returncode == 0
     res = run_cli("dedup", "plain/run", "-o", "x.csv")
     assert res.returncode == 2 and "canonical" in res.stderr
+
+
+@pytest.mark.slow
+def test_make_solve_dataset_input_my_puzzles_csv_output_out(tmp_path):
+    """README: `make solve-dataset INPUT="my puzzles.csv" OUTPUT=out/`, a space in the name."""
+    import shutil
+    import subprocess
+
+    from conftest import REPO, read_results
+
+    if shutil.which("make") is None:
+        pytest.skip("no make here")
+    source = tmp_path / "my puzzles.csv"
+    shutil.copy(SAMPLE_CSV, source)
+    out = tmp_path / "my out"
+    done = subprocess.run(["make", "-C", str(REPO), "solve-dataset", f"INPUT={source}",
+                           f"OUTPUT={out}/"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert (out / "_SUCCESS").exists() and read_results(out).height == 3000

@@ -749,3 +749,29 @@ def test_a_scheduler_that_never_answers_is_given_up_on(mixed, data_dir, tmp_path
         for s in held:
             s.close()
         server.close()
+
+
+def test_ctrl_c_on_a_local_cluster_prints_one_line(data_dir):
+    """Ctrl-C on a terminal reaches the whole process group (the local cluster's processes
+    too): exit 130 and the stop's one line, nothing of Dask's after it."""
+    path = _hard_input(data_dir, 20000)
+    out = data_dir / "local-stopped"
+    proc = subprocess.Popen(
+        [str(PIPELINE), "run", "-i", str(path), "-o", str(out), "--executor", "dask",
+         "--workers", "2", "--chunk-size", "200"], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, env=_env(), cwd=REPO, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 90
+        while len(list((out / "results").glob("part-*.parquet"))) < 2:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the run did not start writing parts"
+            time.sleep(0.02)
+        os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+        _, stderr = proc.communicate(timeout=90)  # to EOF: every process holding stderr
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, stderr
+    lines = stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("pipeline: error: stopped by SIGINT"), stderr

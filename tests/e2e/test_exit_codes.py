@@ -100,13 +100,22 @@ def test_output_naming_a_file(tmp_path):
 
 
 @pytest.mark.slow
-def test_truncated_gzip_is_a_clear_error(run_cli, tmp_path):
+@pytest.mark.parametrize("cut", ["half", "tiny", "header only", "corrupt"])
+def test_a_truncated_or_broken_gz_is_an_unusable_input_exit_2_and_no_folder(run_cli, tmp_path,
+                                                                            cut):
+    """README: an input that cannot be used at all stops the run before it starts: exit 2,
+    one line naming the file; nothing left behind. A .gz cut anywhere, or corrupt, is one."""
     good = gzip.compress(("\n".join([PUZZLE] * 5000) + "\n").encode())
-    (tmp_path / "cut.txt.gz").write_bytes(good[: len(good) // 2])
-    res = run_cli("run", "-i", "cut.txt.gz", "-o", "out", "--workers", "1")
-    assert res.returncode in (2, 3), res.stderr
-    assert len(res.stderr_lines) == 1 and "Traceback" not in res.stderr
-    assert not (tmp_path / "out" / "_SUCCESS").exists()
+    data = {"half": good[: len(good) // 2], "tiny": good[:30], "header only": good[:10],
+            "corrupt": good[:40] + bytes(b ^ 0x5A for b in good[40:80]) + good[80:]}[cut]
+    (tmp_path / "cut.txt.gz").write_bytes(data)
+    for given, stdin in (("cut.txt.gz", None), ("-", data)):  # a file, a stream
+        res = run_cli("run", "-i", given, "-o", "out", "--workers", "1", input=stdin)
+        assert res.returncode == 2, res.stderr
+        assert res.stderr_lines == [res.stderr_lines[0]] and "Traceback" not in res.stderr
+        assert res.stderr.startswith("pipeline: error: ") and ": cannot be decompressed (" \
+            in res.stderr and (stdin is not None or given in res.stderr)
+        assert not (tmp_path / "out").exists()
 
 
 # ---------------------------------------------------------------------------------------

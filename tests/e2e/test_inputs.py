@@ -425,6 +425,22 @@ def test_shared_royle_and_diabolical_heads(run_cli, tmp_path, shared_data):
     assert (frame["status"] == "solved").all()
 
 
+def test_fixed_width_records_carry_their_other_fields_as_csv_columns_are(run_cli, tmp_path,
+                                                                        shared_data):
+    """README: sudoku-exchange `hash puzzle rating`: the hash and the rating come out as
+    columns, as a headerless CSV's other fields do (column_1, column_3)."""
+    diab = shared_data / "sudoku_exchange_bank" / "diabolical.txt"
+    lines = diab.read_bytes().splitlines(True)[:500]
+    path = write_input(tmp_path / "diab.txt", b"".join(lines))
+    res = run_cli("run", "-i", path, "-o", "out", "--workers", "2", "--chunk-size", "64")
+    assert res.returncode == 0, res.stderr
+    frame = check_run(tmp_path / "out", {str(path): 500})
+    tokens = [line.split() for line in lines]
+    assert frame["column_1"].to_list() == [t[0].decode() for t in tokens]
+    assert frame["column_3"].to_list() == [t[2].decode() for t in tokens]
+    assert frame["puzzle"].to_list() == [t[1].decode() for t in tokens]
+
+
 # ---------------------------------------------------------------------------------------
 # Odd records: each a malformed row, none lost, memory flat
 
@@ -584,7 +600,7 @@ def _check_accounted(data: bytes, tmp: Path) -> None:
     assert frame["row"].to_list() == list(range(frame.height))
     assert summary.rows == frame.height
     assert frame["status"].is_not_null().all()
-    bad = frame.filter(pl.col("status").is_in(["malformed", "invalid", "error"]))
+    bad = frame.filter(pl.col("status").is_in(["malformed", "invalid", "unsolvable", "error"]))
     assert bad["reason"].is_not_null().all()
     assert not frame["reason"].drop_nulls().str.contains("\n").any()
     assert (frame["status"] != "error").all()

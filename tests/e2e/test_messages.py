@@ -55,13 +55,38 @@ def test_a_missing_http_input_is_a_missing_input(run_cli, tmp_path, www):
     assert not (tmp_path / "o").exists()  # a missing input leaves no folder behind
 
 
+@pytest.mark.parametrize("extra", [[], ["--incremental"], ["--limit", "5"]])
+def test_a_missing_input_leaves_no_output_folder(run_cli, tmp_path, extra):
+    (tmp_path / "a.csv").write_text(f"puzzle\n{PUZZLE}\n")
+    cases = [["missing.csv"], ["a.csv", "missing.csv"]]
+    if "--incremental" in extra:  # a.csv would be solved before the missing file is met
+        cases = cases[:1]
+    for given in cases:
+        args = [w for g in given for w in ("-i", g)]
+        res = run_cli("run", *args, "-o", "out", *extra)
+        assert res.returncode == 2, res.stderr
+        assert res.stderr_lines == ["pipeline: error: missing.csv: no such file"]
+        assert not (tmp_path / "out").exists()
+
+
 def test_https_to_a_plain_http_server_says_why(run_cli, tmp_path, www):
+    """Every command that takes a URL: one line that names the mismatch, never 'no such
+    file/folder' or FileNotFoundError; an http(s) output is refused as read-only."""
     root, base = www
     (root / "a.csv").write_text(f"puzzle\n{PUZZLE}\n")
-    res = run_cli("run", "-i", base.replace("http://", "https://") + "/a.csv", "-o",
-                  str(tmp_path / "o"))
-    assert res.returncode == 2, res.stderr
-    assert "cannot be read" in res.stderr and "FileNotFoundError" not in res.stderr
+    tls = base.replace("http://", "https://")
+    file, run = f"{tls}/a.csv", f"{tls}/run"
+    for url, args in ((file, ["run", "-i", file, "-o", str(tmp_path / "o")]),
+                      (file, ["validate", file]), (run, ["report", run]), (run, ["show", run]),
+                      (run, ["dedup", run, "-o", str(tmp_path / "d.csv")])):
+        res = run_cli(*args)
+        assert res.returncode == 2, (args, res.stderr)
+        assert res.stderr_lines == [f"pipeline: error: {url}: cannot be read (the server does "
+                                    "not speak TLS: is it an http:// URL?)"], args
+    assert not (tmp_path / "o").exists()
+    res = run_cli("run", "-i", str(root / "a.csv"), "-o", f"{tls}/out")
+    assert res.returncode == 2 and len(res.stderr_lines) == 1
+    assert "an http(s) URL is read-only" in res.stderr
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small file system needs root")

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import polars as pl
+import pytest
 from conftest import LEET, PUZZLE, read_results, write_input
 from helpers import check_run
 
@@ -60,3 +61,36 @@ def test_limit_reads_only_the_first_rows(run_cli, tmp_path):
     assert json.loads(again.stdout)["already_done"] is True
     other = run_cli("run", "-i", "a.csv", "-o", "out", "--limit", "9", "-q")
     assert other.returncode == 2  # another limit is another run
+
+
+@pytest.mark.slow
+def test_a_scheduler_implies_dask_and_is_refused_with_local(run_process, tmp_path):
+    """--scheduler says where tasks run: without --executor it means Dask (here a port where
+    no scheduler listens: the run says it cannot reach it, never solves locally instead);
+    with --executor local (a flag, PIPELINE_EXECUTOR, a config file) it is refused."""
+    import socket
+
+    path = write_input(tmp_path / "a.txt", PUZZLE + "\n")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        address = f"tcp://127.0.0.1:{s.getsockname()[1]}"
+    res = run_process("run", "-i", path, "-o", "o1", "--scheduler", address, "-q")
+    assert res.returncode == 3 and f"cannot reach the Dask scheduler at {address}" in res.stderr
+    assert not (tmp_path / "o1" / "_SUCCESS").exists()
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[run]\nexecutor = 'local'\n")
+    for how, env in ((["--executor", "local"], {}), ([], {"PIPELINE_EXECUTOR": "local"}),
+                     (["-c", str(cfg)], {})):
+        res = run_process("run", "-i", path, "-o", "o2", "--scheduler", address, *how, env=env)
+        assert res.returncode == 2, (how, res.stderr)
+        assert res.stderr_lines == [f"pipeline: error: --scheduler {address}: a Dask "
+                                    "scheduler, for --executor dask, not local"]
+        assert not (tmp_path / "o2").exists()
+    # local said in a later layer than the scheduler: the flag over a config file's cluster
+    dask = tmp_path / "dask.toml"
+    dask.write_text(f"[run]\nexecutor = 'dask'\nscheduler = '{address}'\n")
+    for how, env in ((["-c", str(dask)], {}), ([], {"DASK_SCHEDULER_ADDRESS": address})):
+        res = run_process("run", "-i", path, "-o", "o3", "--executor", "local", "--json", *how,
+                          env=env)
+        assert res.returncode == 0, (how, res.stderr)
+        assert json.loads((tmp_path / "o3" / "manifest.json").read_text())["executor"] == "local"

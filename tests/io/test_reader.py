@@ -155,6 +155,9 @@ def test_fixed_width_records(make_input, gz):
     assert_rows(frame, 3)
     assert frame["puzzle"].to_list()[:2] == [P0, LEET.replace(".", "0")]
     assert reasons == {2: "2 fields, expected 3"}
+    # The other fields are carried, named as a headerless CSV's columns; null where ragged.
+    assert frame["column_1"].to_list() == ["00015097c6c3", "0001d2888928", None]
+    assert frame["column_3"].to_list() == ["7.2", "7.1", None]
 
 
 # ---------------------------------------------------------------------------------------

@@ -68,11 +68,18 @@ def test_bool_from_the_environment(settings_of, raw, value):
 
 
 def test_scheduler_from_dask_or_our_variable_or_the_flag(settings_of):
+    # With local in the same layer as the scheduler (or a lower one) a scheduler is refused,
+    # naming the address that won.
+    def winner(*flags, env):
+        res = settings_of(*flags, env={**env, "PIPELINE_EXECUTOR": "local"})
+        assert res.returncode == 2
+        return res.stderr.split("--scheduler ")[1].split(":", 2)[:2]
+
     dask = {"DASK_SCHEDULER_ADDRESS": "tcp://dask:1"}
-    assert settings_of(env=dask)["scheduler"] == "tcp://dask:1"
+    assert winner(env=dask) == ["tcp", "//dask"]
     ours = {**dask, "PIPELINE_SCHEDULER": "tcp://ours:2"}
-    assert settings_of(env=ours)["scheduler"] == "tcp://ours:2"
-    assert settings_of("--scheduler", "tcp://flag:3", env=ours)["scheduler"] == "tcp://flag:3"
+    assert winner(env=ours) == ["tcp", "//ours"]
+    assert winner("--scheduler", "tcp://flag:3", env=ours) == ["tcp", "//flag"]
 
 
 @pytest.mark.parametrize("flags, env, words", [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from conftest import LEET, LEET_SOLUTION, PUZZLE, SOLUTION
@@ -103,6 +105,54 @@ def test_unsolvable():
     assert out.guesses[0] >= 0
 
 
+def test_unsolvable_rows_say_why():
+    nowhere = "..3456789" + "." * 27 + "1" + "." * 17 + ".1" + "." * 25  # 1 fits no square
+    out = _solve([UNSOLVABLE, nowhere])
+    assert [_status(out, i) for i in range(2)] == ["unsolvable"] * 2
+    assert out.reasons == {0: "no digit fits the square at grid row 1, column 9",
+                           1: "digit 1 has no place left in grid row 1"}
+
+
+def _sees(g: np.ndarray, square: int, digit: int) -> bool:
+    """Square `square` shares a grid row, column or box with a given `digit` (by hand)."""
+    r, c = divmod(square, 9)
+    peers = [r * 9 + k for k in range(9)] + [k * 9 + c for k in range(9)] + [
+        (r // 3 * 3 + i) * 9 + c // 3 * 3 + j for i in range(3) for j in range(3)]
+    return any(g[p] == digit for p in peers)
+
+
+def test_every_unsolvable_row_has_a_reason_that_holds():
+    """Puzzles with one given changed (no clash): every unsolvable one has a reason, and what
+    it claims is checked here by hand."""
+    rng = np.random.default_rng(23)
+    full, _ = grid.encode([SOLUTION])
+    texts = []
+    for _ in range(400):
+        g = np.where(rng.random(81) < 0.3, full[0], 0).astype(np.uint8)
+        s = int(rng.choice(np.flatnonzero(g)))
+        g[s] = rng.integers(1, 10)
+        texts.append("".join(map(str, g)))
+    out = _solve(texts)
+    unsolvable = np.flatnonzero(out.status == Status.UNSOLVABLE)
+    kinds = set()
+    for i in unsolvable.tolist():
+        g = grid.encode([texts[i]])[0][0]
+        why = out.reasons[i]
+        if m := re.fullmatch(r"no digit fits the square at grid row (\d), column (\d)", why):
+            sq = (int(m[1]) - 1) * 9 + int(m[2]) - 1
+            assert g[sq] == 0 and all(_sees(g, sq, d) for d in range(1, 10))
+            kinds.add("square")
+        elif m := re.fullmatch(r"digit (\d) has no place left in (grid row|grid column|box) "
+                               r"(\d)", why):
+            d, unit = int(m[1]), grid.UNITS[grid.UNIT_NAMES.index(f"{m[2]} {m[3]}")]
+            assert d not in g[unit] and all(g[q] or _sees(g, q, d) for q in unit)
+            kinds.add("unit")
+        else:
+            assert why.startswith("no solution: ") and "contradiction" in why
+            kinds.add("search")
+    assert len(unsolvable) > 20 and kinds == {"square", "unit", "search"}, kinds
+
+
 @pytest.mark.parametrize("text, reason", [
     (PUZZLE[:80], "length 80, expected 81"),
     (PUZZLE[:40] + "x" + PUZZLE[41:], "character 'x' at position 41"),
@@ -129,7 +179,7 @@ def test_every_status_in_one_batch():
     out = _solve(texts)
     assert [_status(out, i) for i in range(5)] == ["solved", "multiple", "unsolvable",
                                                    "invalid", "malformed"]
-    assert set(out.reasons) == {3, 4}
+    assert set(out.reasons) == {2, 3, 4}  # every status but solved and multiple says why
     assert all("\n" not in r for r in out.reasons.values())
 
 

@@ -95,13 +95,68 @@ def test_bad_options_exit_2(tmp_path, args):
     assert not out.exists()
 
 
-def test_unreachable_target_exits_1_and_writes_nothing(tmp_path, monkeypatch):
+def test_a_reachable_target_that_falls_short_exits_1_writes_nothing_advises_what_works(
+        tmp_path, monkeypatch):
+    monkeypatch.setattr(search, "ATTEMPT_FACTOR", 1)
     monkeypatch.setattr(search, "ATTEMPT_FLOOR", 2048)
     monkeypatch.setattr(search, "PROJECT_AFTER", 1024)
-    code, out = make(tmp_path, "--count", "5", "--clues", "17", "--seed", "1")
-    assert code == 1
-    assert not out.exists()
-    assert not list(tmp_path.iterdir())  # no temporary file left either
+    res = invoke(["generate", "--count", "200", "--grade", "hard", "--clues", "32", "--seed",
+                  "1", "-o", str(tmp_path / "out.csv")])
+    assert res.returncode == 1, res.stderr
+    assert not list(tmp_path.iterdir())  # no file, no temporary file either
+    assert len(res.stderr_lines) == 1 and "more clues" not in res.stderr
+    advice = res.stderr.split("ask for ")[1].strip()
+    assert advice == "fewer puzzles or no --clues"
+    code, out = make(tmp_path, "--count", "200", "--grade", "hard", "--seed", "1")  # it works
+    assert code == 0 and set(read(out)["difficulty"]) == {"hard"}
+
+
+def _options(text: str) -> dict[str, str]:
+    words = text.split()
+    return dict(zip(words[::2], words[1::2], strict=True))
+
+
+@pytest.mark.parametrize("asked", ["--grade expert --clues 40", "--clues 17", "--clues 21",
+                                   "--grade extreme", "--grade extreme --clues 25",
+                                   "--grade hard --clues 35", "--grade expert --min-clues 30",
+                                   "--grade medium --min-clues 45"])
+def test_an_unreachable_combination_is_refused_before_trying_with_advice_that_works(
+        tmp_path, asked):
+    out = tmp_path / "out.csv"
+    res = invoke(["generate", "--count", "2", "--seed", "4", *asked.split(), "-o", str(out)])
+    assert res.returncode == 2, res.stderr
+    assert len(res.stderr_lines) == 1 and not out.exists()
+    assert res.stderr.startswith(f"pipeline: error: {asked}: not reachable: ")
+    advice = _options(res.stderr.rsplit("; try ", 1)[1])
+    before = _options(asked)
+    if "--grade" in before:  # never more clues for a grade: more clues make puzzles easier
+        for name in ("--clues", "--min-clues"):
+            assert int(advice.get(name, 0)) <= int(before.get(name, 81))
+    code, out = make(tmp_path, "--count", "2", "--seed", "4",
+                     *[w for kv in advice.items() for w in kv])
+    assert code == 0
+    df = read(out)
+    assert df.height == 2
+    if "--grade" in advice:
+        assert set(df["difficulty"]) == {advice["--grade"]}
+    if "--clues" in advice:
+        assert set(df["clues"]) == {advice["--clues"]}
+    if "--min-clues" in advice:
+        assert df["clues"].cast(int).min() >= int(advice["--min-clues"])
+
+
+def test_the_help_says_what_is_reachable(tmp_path):
+    text = " ".join(invoke(["generate", "--help"]).stdout.split())
+    assert f"Reachable: {search.reach_summary()}." in text
+    low, high = search.REACH[None][0]
+    assert f"{low} to {high}" in text
+    for name in search.REACH:  # the advice is always reachable, and itself where it is
+        for clues, least in [*((k, None) for k in range(0, 90)),
+                             *((None, k) for k in range(17, 81)), (None, None)]:
+            near = search.nearest_reachable(clues, least, name)
+            assert search.reachable(*near)
+            if search.reachable(clues, least, name):
+                assert near == (clues, least, name)
 
 
 def test_output_feeds_pipeline_run(tmp_path):

@@ -118,3 +118,80 @@ def test_not_a_run_folder_exits_2(tmp_path):
         assert len(done.stderr.strip().splitlines()) == 1
         assert "not a run folder" in done.stderr or "no such folder" in done.stderr
     assert not (tmp_path / "report.html").exists()
+
+
+def _figures(out: Path) -> tuple[dict, list[str]]:
+    """The run's stats row, and every rows/s the report shows (overview, throughput card,
+    terminal), as printed."""
+    import polars as pl
+
+    stats = pl.read_parquet(out / "stats.parquet").filter(pl.col("scope") == "run").row(
+        0, named=True)
+    res = invoke(["report", str(out)])
+    assert res.returncode == 0, res.stderr
+    html = (out / "report.html").read_text()
+    overview = re.search(r'<div class="kpi"><b>([\d,]+)</b><span>rows/s', html).group(1)
+    card = re.search(r'<section id="throughput".*?Overall: .*?\(([\d,]+) rows/s\)', html,
+                     re.S).group(1)
+    terminal = re.search(r"\(([\d,]+) rows/s\)", res.stdout).group(1)
+    return stats, [overview, card, terminal, res.stdout, html]
+
+
+def test_one_rows_per_second_for_a_run_and_a_resumed_run(tmp_path):
+    """rows/s is the rows an invocation solved per second of it, one figure from the stats
+    everywhere; a resumed run's rows reused are said and not counted."""
+    from conftest import SAMPLE_CSV
+
+    out = tmp_path / "run"
+    pipeline_run([SAMPLE_CSV], out, "--chunk-size", "500")
+    stats, (overview, card, terminal, said, _) = _figures(out)
+    assert overview == card == terminal == f"{stats['rows_per_second']:,.0f}"
+    assert "reused" not in said
+    parts = sorted((out / "results").glob("part-*.parquet"))
+    parts[1].unlink()
+    (out / "_SUCCESS").unlink()
+    again = invoke(["run", "-i", str(SAMPLE_CSV), "-o", str(out), "--workers", "1",
+                    "--chunk-size", "500"])  # not a terminal: the summary line
+    assert again.returncode == 0, again.stderr
+    stats, (overview, card, terminal, said, html) = _figures(out)
+    reused = stats["resumed_rows"]
+    assert 0 < reused < stats["rows"]
+    assert stats["rows_per_second"] == pytest.approx(
+        (stats["rows"] - reused) / stats["wall_seconds"])
+    assert overview == card == terminal == f"{stats['rows_per_second']:,.0f}"
+    for text in (said, html, again.stderr):
+        assert f"{reused:,} rows reused from before" in text or \
+            f"{reused:,} reused from before" in text, text
+    assert f"{stats['rows'] - reused:,} solved in" in again.stderr
+
+
+@pytest.mark.parametrize("bins", [(0, 24), (-4, 28), (4, 12), (8, 9), (0, 40)])
+def test_solve_time_x_labels_do_not_overlap(bins):
+    """The labels' text and positions: each where its bar is, in order, none over the next
+    (a label's width bounded by 0.6 em a digit or dot, 0.85 em a letter, at 11 px), none
+    outside the chart."""
+    from pipeline.tools import charts, report
+
+    lo, hi = bins
+    labels = [report.time_bin_label(b) for b in range(lo, hi + 1)]
+    svg = charts.bar_chart("chart-solve-time", labels, [5.0] * len(labels), "µs")
+    bars = [float(x) + float(w) / 2 for x, w in re.findall(
+        r'<rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)"', svg)]
+    axis_y = max(float(y) for y in re.findall(r'<text x="[\d.]+" y="([\d.]+)" '
+                                               r'text-anchor="middle" class="tick">', svg))
+    ticks = [(float(x), t) for x, t in re.findall(
+        rf'<text x="([\d.]+)" y="{axis_y:g}" text-anchor="middle" class="tick">([^<]*)</text>',
+        svg)]
+    assert len(ticks) >= min(len(labels), 5)
+    shown = [labels.index(t) for _, t in ticks]
+    assert shown == sorted(shown) and shown[0] == 0
+    for (x, _), i in zip(ticks, shown, strict=True):
+        assert x == pytest.approx(bars[i], abs=0.2)  # both rounded to 0.1
+
+    def width(text: str) -> float:
+        return 11 * sum(0.85 if c.isalpha() else 0.6 for c in text)
+
+    for (x1, t1), (x2, t2) in zip(ticks, ticks[1:], strict=False):
+        assert x2 - x1 >= (width(t1) + width(t2)) / 2, (t1, t2)
+    for x, t in ticks:
+        assert 0 <= x - width(t) / 2 and x + width(t) / 2 <= charts.W

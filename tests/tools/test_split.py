@@ -134,3 +134,24 @@ def test_usage_errors(planted, tmp_path):
         augment.augment(run, 0, 1, str(tmp_path / "a.parquet"))
     assert exit_code(UsageError("x")) == 2
     assert not list((run / "results").glob("*dedup*"))
+
+
+@pytest.mark.parametrize("fractions", ["1", "0.5,0.5", "0.8,0.1,0.1", "0.25,0.25,0.25,0.25"])
+def test_default_names_are_the_ones_the_help_gives(planted, tmp_path, fractions):
+    import re
+
+    from conftest import invoke
+
+    text = " ".join(invoke(["split", "--help"]).stdout.split())
+    said = dict(re.findall(r"([\w,]+) for (one|two|three)\b", text))
+    k = len(fractions.split(","))
+    if k <= 3:
+        expected = {v: n for n, v in said.items()}[("one", "two", "three")[k - 1]].split(",")
+    else:  # "else split0,split1,..."
+        assert "else split0,split1,..." in text
+        expected = [f"split{i}" for i in range(k)]
+    out = tmp_path / "s"
+    res = invoke(["split", str(planted["run"]), "--fractions", fractions, "-o", str(out), "-q"])
+    assert res.returncode == 0, res.stderr
+    assert sorted(p.stem for p in out.glob("*.parquet")) == sorted(expected)
+    assert list(json.loads((out / "split.json").read_text())["files"]) == expected
