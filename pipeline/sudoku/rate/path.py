@@ -15,6 +15,7 @@ import numpy as np
 
 from pipeline import compiled
 from pipeline.sudoku.rate.board import place, setup
+from pipeline.sudoku.rate.chains import NODES, forcing_chains
 from pipeline.sudoku.rate.techniques import (
     ELIMS,
     HINT_SIZE,
@@ -41,13 +42,13 @@ OK, BUDGET, DISAGREES, INVALID, BEYOND = range(5)
 STATUS_NAMES = ("ok", "budget", "disagrees", "invalid", "beyond")
 # Columns of the kernel's result matrix
 ER, EP, ED, TECHNIQUE, STEPS, STATUS, REACHED = range(7)
-FIRST_MISSING = 65  # the easiest rating of the techniques we lack (the chains)
+FIRST_MISSING = 75  # the easiest rating of the techniques we lack (from aligned triplets)
 MAX_STEPS = 810  # a step places a digit or removes a candidate: at most 81 + 729
 MAX_EVENTS = 810
 
 
 @compiled.helper()
-def next_step(val, cand, bb, H, E, effort):
+def next_step(val, cand, bb, H, E, effort, scratch):
     """The step serate takes next, in H; False when no producer we have finds one.
     effort[0] counts the producers asked."""
     clear(H)
@@ -95,12 +96,14 @@ def next_step(val, cand, bb, H, E, effort):
     effort[0] += 1
     if aligned_pair(val, cand, H, E):
         return True
-    return False
+    effort[0] += 1
+    return forcing_chains(val, cand, bb, H, E, scratch[0], scratch[1], scratch[2], scratch[3],
+                          effort)
 
 
 @compiled.helper()
-def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, t_step, t_event,
-             record):
+def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch, t_step,
+             t_event, record):
     """Rate one puzzle into out[ER..REACHED]; with `record`, the path into t_step (a row a
     step: technique, rating, end of its events in t_event, four words of INFO) and t_event
     (1000 + cell * 10 + digit a placement, cell * 10 + digit an elimination)."""
@@ -130,7 +133,7 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, t_step,
             out[REACHED] = er
             out[STEPS] = steps
             return
-        if not next_step(val, cand, bb, H, E, effort):
+        if not next_step(val, cand, bb, H, E, effort, scratch):
             out[STATUS] = BEYOND
             out[REACHED] = max(er, FIRST_MISSING)
             out[STEPS] = steps
@@ -195,7 +198,8 @@ def rate_all(puzzles, solutions, budget, out, t_step, t_event):
     H = np.zeros(HINT_SIZE, np.int64)
     E = np.zeros(HINT_SIZE, np.int64)
     effort = np.zeros(1, np.int64)
+    scratch = np.zeros((4, NODES), np.int64)  # the chains' parent, depth, queue, loop
     record = puzzles.shape[0] == 1 and t_step.shape[0] > 0
     for i in range(puzzles.shape[0]):
         rate_one(puzzles[i], solutions[i], budget, out[i], val, cand, bb, H, E, effort,
-                 t_step, t_event, record)
+                 scratch, t_step, t_event, record)

@@ -1,4 +1,4 @@
-"""The techniques up to aligned pair exclusion, each a finder of its easiest hint.
+"""The techniques up to aligned pair exclusion (the chains: chains.py), each a finder of its easiest hint.
 
 A finder looks at the state (board.py) and offers hints to the hint buffer `H`, which keeps
 the easiest offered (a later one only when strictly easier, so ties go to the first found):
@@ -40,12 +40,15 @@ TECHNIQUES = (
     "Unique Rectangle type 4", "Unique Loop type 1", "Unique Loop type 2",
     "Unique Loop type 3", "Unique Loop type 4", "Naked Quad", "Jellyfish", "Hidden Quad",
     "BUG type 1", "BUG type 2", "BUG type 3", "BUG type 4", "Aligned Pair Exclusion",
+    "Bidirectional X-Cycle", "Bidirectional Y-Cycle", "Bidirectional Cycle", "Turbot Fish",
+    "Forcing X-Chain", "Forcing Chain",
 )
 (T_HIDDEN_SINGLE, T_DIRECT_POINTING, T_DIRECT_CLAIMING, T_DIRECT_HIDDEN_PAIR, T_NAKED_SINGLE,
  T_DIRECT_HIDDEN_TRIPLET, T_POINTING, T_CLAIMING, T_NAKED_PAIR, T_X_WING, T_HIDDEN_PAIR,
  T_NAKED_TRIPLET, T_SWORDFISH, T_HIDDEN_TRIPLET, T_XY_WING, T_XYZ_WING, T_UR1, T_UR2, T_UR3,
  T_UR4, T_UL1, T_UL2, T_UL3, T_UL4, T_NAKED_QUAD, T_JELLYFISH, T_HIDDEN_QUAD, T_BUG1, T_BUG2,
- T_BUG3, T_BUG4, T_APE) = range(1, len(TECHNIQUES))
+ T_BUG3, T_BUG4, T_APE, T_X_CYCLE, T_Y_CYCLE, T_XY_CYCLE, T_TURBOT, T_FORCING_X_CHAIN,
+ T_FORCING_CHAIN) = range(1, len(TECHNIQUES))
 
 TECH, RATING, PCELL, PDIG, NELIM, INFO, ELIMS = 0, 1, 2, 3, 4, 5, 16
 HINT_SIZE = ELIMS + 729

@@ -1,0 +1,234 @@
+"""Forcing chains and cycles (serate's "Forcing Chains & Cycles", 6.5 and up).
+
+Nodes are candidates assumed true or false: node (c * 9 + d) * 2 + 1 is "digit d+1 in cell
+c" (on), + 0 its negation (off). Links, on the state as it is (nothing propagates):
+
+    on  -> off   the digit leaves the cell's peers; with Y links, the cell's other digits go
+    off -> on    with X links, the digit's other place in a house where it has two; with Y
+                 links, a bivalue cell's other digit
+
+From each candidate, breadth first, three searches (Y links only, X only, both): a cycle
+back to the start (bidirectional cycle: each weak link of the loop becomes strong, which
+eliminates), or an assumption that leads to its own negation (forcing chain: a candidate
+that is on and leads to off goes, one off that leads to on is placed). Rating: the base of
+its kind plus serate's increments for the chain's length (`length_add`).
+"""
+
+from __future__ import annotations
+
+from pipeline import compiled
+from pipeline.sudoku.rate.board import CELL_HOUSES, HOUSE_CELLS, PEERS, POP9, SEES, count_in, lowbit
+from pipeline.sudoku.rate.techniques import (
+    T_FORCING_CHAIN,
+    T_FORCING_X_CHAIN,
+    T_TURBOT,
+    T_X_CYCLE,
+    T_XY_CYCLE,
+    T_Y_CYCLE,
+    offer,
+)
+
+NODES = 81 * 9 * 2
+
+
+@compiled.helper(inline="always")
+def length_add(nodes):
+    """Serate's increment (tenths) for a chain of `nodes` nodes: one more past each of
+    4, 6, 8, 12, 16, 24, 32, ... links."""
+    length = nodes - 2
+    ceil = 4
+    add = 0
+    odd = False
+    while length > ceil:
+        add += 1
+        ceil = ceil * 4 // 3 if odd else ceil * 3 // 2
+        odd = not odd
+    return add
+
+
+@compiled.helper()
+def bfs(cand, bb, start, use_x, use_y, loop, parent, depth, queue):
+    """Breadth first from node `start`: parent[] and depth[] of every node reached (depth
+    -1: not reached). `loop`: looking for a way back to the start, whose own cell's other
+    digits are not links (they would close the loop at once). Returns the number of nodes
+    reached (queue[:n], in order)."""
+    for i in range(NODES):
+        depth[i] = -1
+    depth[start] = 0
+    parent[start] = -1
+    queue[0] = start
+    head = 0
+    tail = 1
+    while head < tail:
+        n = queue[head]
+        head += 1
+        cd = n >> 1
+        c = cd // 9
+        d = cd % 9
+        if n & 1:  # on -> off
+            for k in range(20):
+                p = PEERS[c, k]
+                if (cand[p] >> d) & 1:
+                    m = ((p * 9 + d) << 1)
+                    if depth[m] < 0:
+                        depth[m] = depth[n] + 1
+                        parent[m] = n
+                        queue[tail] = m
+                        tail += 1
+            if use_y and not (loop and n == start):
+                x = cand[c] & ~(1 << d)
+                while x:
+                    e = lowbit(x)
+                    x &= x - 1
+                    m = ((c * 9 + e) << 1)
+                    if depth[m] < 0:
+                        depth[m] = depth[n] + 1
+                        parent[m] = n
+                        queue[tail] = m
+                        tail += 1
+        else:  # off -> on
+            if use_y and POP9[cand[c]] == 2:
+                e = lowbit(cand[c] & ~(1 << d))
+                m = ((c * 9 + e) << 1) | 1
+                if depth[m] < 0:
+                    depth[m] = depth[n] + 1
+                    parent[m] = n
+                    queue[tail] = m
+                    tail += 1
+            if use_x:
+                for t in range(3):
+                    h = CELL_HOUSES[c, t]
+                    if count_in(bb, d, h) == 2:
+                        for k in range(9):
+                            p = HOUSE_CELLS[h, k]
+                            if p != c and (cand[p] >> d) & 1:
+                                m = ((p * 9 + d) << 1) | 1
+                                if depth[m] < 0:
+                                    depth[m] = depth[n] + 1
+                                    parent[m] = n
+                                    queue[tail] = m
+                                    tail += 1
+    return tail
+
+
+@compiled.helper()
+def cycle_back(cand, bb, start, use_x, use_y, depth):
+    """The shortest off node (depth >= 3) that links back to `start` (on), or -1."""
+    sc = start >> 1
+    c0 = sc // 9
+    d0 = sc % 9
+    best = -1
+    for n in range(0, NODES, 2):
+        if depth[n] < 3 or (best >= 0 and depth[n] >= depth[best]):
+            continue
+        cd = n >> 1
+        c = cd // 9
+        d = cd % 9
+        linked = False
+        if use_y and c == c0 and d != d0 and POP9[cand[c]] == 2:
+            linked = True
+        if use_x and d == d0 and c != c0 and SEES[c, c0]:
+            for t in range(3):
+                h = CELL_HOUSES[c, t]
+                if (CELL_HOUSES[c0, 0] == h or CELL_HOUSES[c0, 1] == h
+                        or CELL_HOUSES[c0, 2] == h) and count_in(bb, d, h) == 2:
+                    linked = True
+        if linked:
+            best = n
+    return best
+
+
+@compiled.helper()
+def cycle_eliminations(cand, start, last, parent, E, onloop):
+    """What a loop (start, ..., last, back to start) removes: each weak link a(on) -> b(off)
+    becomes strong, so the digit goes from the cells seeing both (same digit), or the
+    cell's other digits go (same cell)."""
+    ne = 0
+    for i in range(729):
+        onloop[i] = 0
+    n = last
+    while n >= 0:
+        onloop[n >> 1] = 1
+        n = parent[n]
+    n = last
+    while n >= 0:
+        a = parent[n] if (n & 1) == 0 else -1
+        if a >= 0:  # a on -> n off
+            ca = (a >> 1) // 9
+            da = (a >> 1) % 9
+            cb = (n >> 1) // 9
+            db = (n >> 1) % 9
+            if ca == cb:
+                x = cand[ca] & ~((1 << da) | (1 << db))
+                while x:
+                    e = lowbit(x)
+                    x &= x - 1
+                    ne = add_elim(E, ne, ca, e)
+            else:
+                for p in range(81):
+                    if p != ca and p != cb and (cand[p] >> da) & 1 and SEES[p, ca] \
+                            and SEES[p, cb] and onloop[p * 9 + da] == 0:
+                        ne = add_elim(E, ne, p, da)
+        n = parent[n]
+    return ne
+
+
+@compiled.helper(inline="always")
+def add_elim(E, ne, c, d):
+    """Append candidate d (0-based) of cell c to E unless there."""
+    v = c * 10 + d + 1
+    for i in range(ne):
+        if E[i] == v:
+            return ne
+    E[ne] = v
+    return ne + 1
+
+
+@compiled.helper()
+def forcing_chains(val, cand, bb, H, E, parent, depth, queue, onloop, effort):
+    """The easiest cycle or forcing chain (X, Y, XY), offered to H."""
+    for kind in range(3):  # 0: Y links only, 1: X only, 2: both
+        use_x = kind >= 1
+        use_y = kind != 1
+        for c in range(81):
+            if val[c] != 0:
+                continue
+            if kind == 0 and POP9[cand[c]] != 2:
+                continue
+            x = cand[c]
+            while x:
+                d = lowbit(x)
+                x &= x - 1
+                node = (c * 9 + d) << 1
+                for on in range(2):
+                    start = node | on
+                    effort[0] += 1
+                    if on == 1:
+                        bfs(cand, bb, start, use_x, use_y, True, parent, depth, queue)
+                        last = cycle_back(cand, bb, start, use_x, use_y, depth)
+                        if last >= 0:
+                            nodes = depth[last] + 1
+                            base = 70 if kind == 2 else 65
+                            r = base + length_add(nodes)
+                            if r < H[1]:
+                                ne = cycle_eliminations(cand, start, last, parent, E, onloop)
+                                if ne:
+                                    tech = T_XY_CYCLE if kind == 2 else (
+                                        T_X_CYCLE if kind == 1 else T_Y_CYCLE)
+                                    offer(H, tech, r, -1, 0, E, ne, start, last, nodes, 0)
+                    if kind == 0:
+                        continue
+                    if on == 0 or use_y:
+                        bfs(cand, bb, start, use_x, use_y, False, parent, depth, queue)
+                    target = start ^ 1
+                    if depth[target] >= 0:
+                        nodes = depth[target] + 1
+                        r = (70 if kind == 2 else 66) + length_add(nodes)
+                        tech = T_FORCING_CHAIN if kind == 2 else (
+                            T_TURBOT if r == 66 else T_FORCING_X_CHAIN)
+                        if on == 1:
+                            E[0] = c * 10 + d + 1
+                            offer(H, tech, r, -1, 0, E, 1, start, target, nodes, 0)
+                        else:
+                            offer(H, tech, r, c, d + 1, E, 0, start, target, nodes, 0)
+    return H[0] != 0
