@@ -19,12 +19,15 @@ from __future__ import annotations
 from pipeline import compiled
 from pipeline.sudoku.rate.board import CELL_HOUSES, HOUSE_CELLS, PEERS, POP9, SEES, count_in, lowbit
 from pipeline.sudoku.rate.techniques import (
+    INFO,
+    RATING,
     T_FORCING_CHAIN,
     T_FORCING_X_CHAIN,
     T_TURBOT,
     T_X_CYCLE,
     T_XY_CYCLE,
     T_Y_CYCLE,
+    TECH,
     offer,
 )
 
@@ -184,6 +187,13 @@ def add_elim(E, ne, c, d):
     return ne + 1
 
 
+@compiled.helper(inline="always")
+def easier(H, r, nodes):
+    """A chain of rating r and `nodes` nodes goes before H's: easier, or as easy and
+    shorter (serate's order of its chains)."""
+    return r < H[RATING] or (r == H[RATING] and nodes < H[INFO + 2])
+
+
 @compiled.helper()
 def forcing_chains(val, cand, bb, H, E, parent, depth, queue, onloop, effort):
     """The easiest cycle or forcing chain (X, Y, XY), offered to H."""
@@ -210,9 +220,10 @@ def forcing_chains(val, cand, bb, H, E, parent, depth, queue, onloop, effort):
                             nodes = depth[last] + 1
                             base = 70 if kind == 2 else 65
                             r = base + length_add(nodes)
-                            if r < H[1]:
+                            if easier(H, r, nodes):
                                 ne = cycle_eliminations(cand, start, last, parent, E, onloop)
                                 if ne:
+                                    H[RATING] = r + 1  # so that offer takes it
                                     tech = T_XY_CYCLE if kind == 2 else (
                                         T_X_CYCLE if kind == 1 else T_Y_CYCLE)
                                     offer(H, tech, r, -1, 0, E, ne, start, last, nodes, 0)
@@ -226,9 +237,12 @@ def forcing_chains(val, cand, bb, H, E, parent, depth, queue, onloop, effort):
                         r = (70 if kind == 2 else 66) + length_add(nodes)
                         tech = T_FORCING_CHAIN if kind == 2 else (
                             T_TURBOT if r == 66 else T_FORCING_X_CHAIN)
+                        if not easier(H, r, nodes):
+                            continue
+                        H[RATING] = r + 1
                         if on == 1:
                             E[0] = c * 10 + d + 1
                             offer(H, tech, r, -1, 0, E, 1, start, target, nodes, 0)
                         else:
                             offer(H, tech, r, c, d + 1, E, 0, start, target, nodes, 0)
-    return H[0] != 0
+    return H[TECH] != 0
