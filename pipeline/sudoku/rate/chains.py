@@ -50,13 +50,15 @@ def length_add(nodes):
 
 
 @compiled.helper()
-def bfs(cand, bb, start, use_x, use_y, loop, parent, depth, queue):
-    """Breadth first from node `start`: parent[] and depth[] of every node reached (depth
-    -1: not reached). `loop`: looking for a way back to the start, whose own cell's other
+def bfs(cand, bb, start, use_x, use_y, loop, parent, depth, queue, seen):
+    """Breadth first from node `start`: parent[] and depth[] of every node reached (those
+    with seen[n] == seen[NODES]). `loop`: looking for a way back to the start, whose own cell's other
     digits are not links (they would close the loop at once). Returns the number of nodes
     reached (queue[:n], in order)."""
-    for i in range(NODES):
-        depth[i] = -1
+    # seen[n] == gen marks the nodes reached by this search: no clearing between searches
+    seen[NODES] += 1
+    gen = seen[NODES]
+    seen[start] = gen
     depth[start] = 0
     parent[start] = -1
     queue[0] = start
@@ -73,7 +75,8 @@ def bfs(cand, bb, start, use_x, use_y, loop, parent, depth, queue):
                 p = PEERS[c, k]
                 if (cand[p] >> d) & 1:
                     m = ((p * 9 + d) << 1)
-                    if depth[m] < 0:
+                    if seen[m] != gen:
+                        seen[m] = gen
                         depth[m] = depth[n] + 1
                         parent[m] = n
                         queue[tail] = m
@@ -84,7 +87,8 @@ def bfs(cand, bb, start, use_x, use_y, loop, parent, depth, queue):
                     e = lowbit(x)
                     x &= x - 1
                     m = ((c * 9 + e) << 1)
-                    if depth[m] < 0:
+                    if seen[m] != gen:
+                        seen[m] = gen
                         depth[m] = depth[n] + 1
                         parent[m] = n
                         queue[tail] = m
@@ -93,7 +97,8 @@ def bfs(cand, bb, start, use_x, use_y, loop, parent, depth, queue):
             if use_y and POP9[cand[c]] == 2:
                 e = lowbit(cand[c] & ~(1 << d))
                 m = ((c * 9 + e) << 1) | 1
-                if depth[m] < 0:
+                if seen[m] != gen:
+                    seen[m] = gen
                     depth[m] = depth[n] + 1
                     parent[m] = n
                     queue[tail] = m
@@ -106,7 +111,8 @@ def bfs(cand, bb, start, use_x, use_y, loop, parent, depth, queue):
                             p = HOUSE_CELLS[h, k]
                             if p != c and (cand[p] >> d) & 1:
                                 m = ((p * 9 + d) << 1) | 1
-                                if depth[m] < 0:
+                                if seen[m] != gen:
+                                    seen[m] = gen
                                     depth[m] = depth[n] + 1
                                     parent[m] = n
                                     queue[tail] = m
@@ -115,30 +121,28 @@ def bfs(cand, bb, start, use_x, use_y, loop, parent, depth, queue):
 
 
 @compiled.helper()
-def cycle_back(cand, bb, start, use_x, use_y, depth):
-    """The shortest off node (depth >= 3) that links back to `start` (on), or -1."""
+def cycle_back(cand, bb, start, use_x, use_y, depth, queue, reached):
+    """The first off node reached (of depth >= 3) that links back to `start` (on), or -1:
+    breadth first, so the shortest loop."""
     sc = start >> 1
     c0 = sc // 9
     d0 = sc % 9
-    best = -1
-    for n in range(0, NODES, 2):
-        if depth[n] < 3 or (best >= 0 and depth[n] >= depth[best]):
+    for i in range(reached):
+        n = queue[i]
+        if n & 1 or depth[n] < 3:
             continue
         cd = n >> 1
         c = cd // 9
         d = cd % 9
-        linked = False
         if use_y and c == c0 and d != d0 and POP9[cand[c]] == 2:
-            linked = True
+            return n
         if use_x and d == d0 and c != c0 and SEES[c, c0]:
             for t in range(3):
                 h = CELL_HOUSES[c, t]
                 if (CELL_HOUSES[c0, 0] == h or CELL_HOUSES[c0, 1] == h
                         or CELL_HOUSES[c0, 2] == h) and count_in(bb, d, h) == 2:
-                    linked = True
-        if linked:
-            best = n
-    return best
+                    return n
+    return -1
 
 
 @compiled.helper()
@@ -195,7 +199,7 @@ def easier(H, r, nodes):
 
 
 @compiled.helper()
-def forcing_chains(val, cand, bb, H, E, parent, depth, queue, onloop, effort):
+def forcing_chains(val, cand, bb, H, E, parent, depth, queue, onloop, seen, effort):
     """The easiest cycle or forcing chain (X, Y, XY), offered to H."""
     for kind in range(3):  # 0: Y links only, 1: X only, 2: both
         use_x = kind >= 1
@@ -214,8 +218,9 @@ def forcing_chains(val, cand, bb, H, E, parent, depth, queue, onloop, effort):
                     start = node | on
                     effort[0] += 1
                     if on == 1:
-                        bfs(cand, bb, start, use_x, use_y, True, parent, depth, queue)
-                        last = cycle_back(cand, bb, start, use_x, use_y, depth)
+                        n = bfs(cand, bb, start, use_x, use_y, True, parent, depth, queue,
+                                seen)
+                        last = cycle_back(cand, bb, start, use_x, use_y, depth, queue, n)
                         if last >= 0:
                             nodes = depth[last] + 1
                             base = 70 if kind == 2 else 65
@@ -230,9 +235,10 @@ def forcing_chains(val, cand, bb, H, E, parent, depth, queue, onloop, effort):
                     if kind == 0:
                         continue
                     if on == 0 or use_y:
-                        bfs(cand, bb, start, use_x, use_y, False, parent, depth, queue)
+                        bfs(cand, bb, start, use_x, use_y, False, parent, depth, queue,
+                            seen)
                     target = start ^ 1
-                    if depth[target] >= 0:
+                    if seen[target] == seen[NODES]:
                         nodes = depth[target] + 1
                         r = (70 if kind == 2 else 66) + length_add(nodes)
                         tech = T_FORCING_CHAIN if kind == 2 else (

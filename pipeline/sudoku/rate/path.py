@@ -98,7 +98,7 @@ def next_step(val, cand, bb, H, E, effort, scratch):
         return True
     effort[0] += 1
     return forcing_chains(val, cand, bb, H, E, scratch[0], scratch[1], scratch[2], scratch[3],
-                          effort)
+                          scratch[4], effort)
 
 
 @compiled.helper()
@@ -198,7 +198,7 @@ def rate_all(puzzles, solutions, budget, out, t_step, t_event):
     H = np.zeros(HINT_SIZE, np.int64)
     E = np.zeros(HINT_SIZE, np.int64)
     effort = np.zeros(1, np.int64)
-    scratch = np.zeros((4, NODES), np.int64)  # the chains' parent, depth, queue, loop
+    scratch = np.zeros((5, NODES + 1), np.int64)  # the chains' parent, depth, queue, loop, seen
     record = puzzles.shape[0] == 1 and t_step.shape[0] > 0
     for i in range(puzzles.shape[0]):
         rate_one(puzzles[i], solutions[i], budget, out[i], val, cand, bb, H, E, effort,

@@ -23,6 +23,7 @@ from pipeline.sudoku.rate.board import (
     HOUSE_BB,
     HOUSE_CELLS,
     PEER_BB,
+    PEERS,
     POP9,
     ROW,
     SEES,
@@ -604,13 +605,20 @@ def aligned_pair(val, cand, H, E):
     """Aligned pair exclusion (6.2): two cells of a house; a pair of their digits that
     would empty a cell seeing both (or put one digit twice in the house) cannot be; a digit
     of one cell in no pair left goes."""
+    xs = np.zeros(20, np.int64)
     for a in range(81):
         if val[a] != 0:
             continue
         for b in range(a + 1, 81):
             if val[b] != 0 or not SEES[a, b]:
                 continue
-            # the cells seeing both, as their candidate masks of at most 2 digits
+            # the cells seeing both that a pair of digits could empty (two candidates)
+            nx = 0
+            for k in range(20):
+                c = PEERS[a, k]
+                if c != b and val[c] == 0 and SEES[b, c] and POP9[cand[c]] <= 2:
+                    xs[nx] = cand[c]
+                    nx += 1
             allowed_a = 0
             allowed_b = 0
             ma = cand[a]
@@ -627,11 +635,10 @@ def aligned_pair(val, cand, H, E):
                         continue
                     pair = (1 << u) | (1 << v)
                     ok = True
-                    for c in range(81):
-                        if val[c] == 0 and c != a and c != b and SEES[a, c] and SEES[b, c]:
-                            if (cand[c] & ~pair) == 0:
-                                ok = False
-                                break
+                    for i in range(nx):
+                        if (xs[i] & ~pair) == 0:
+                            ok = False
+                            break
                     if ok:
                         allowed_a |= 1 << u
                         allowed_b |= 1 << v
