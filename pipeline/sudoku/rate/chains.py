@@ -50,11 +50,11 @@ def length_add(nodes):
 
 
 @compiled.helper()
-def bfs(cand, bb, start, use_x, use_y, loop, parent, depth, queue, seen):
+def bfs(cand, bb, start, use_x, use_y, loop, limit, parent, depth, queue, seen):
     """Breadth first from node `start`: parent[] and depth[] of every node reached (those
     with seen[n] == seen[NODES]). `loop`: looking for a way back to the start, whose own cell's other
-    digits are not links (they would close the loop at once). Returns the number of nodes
-    reached (queue[:n], in order)."""
+    digits are not links (they would close the loop at once). No chain goes past `limit`
+    nodes. Returns the number of nodes reached (queue[:n], in order)."""
     # seen[n] == gen marks the nodes reached by this search: no clearing between searches
     seen[NODES] += 1
     gen = seen[NODES]
@@ -67,6 +67,8 @@ def bfs(cand, bb, start, use_x, use_y, loop, parent, depth, queue, seen):
     while head < tail:
         n = queue[head]
         head += 1
+        if depth[n] + 2 > limit:
+            break  # breadth first: every node left is as deep
         cd = n >> 1
         c = cd // 9
         d = cd % 9
@@ -191,6 +193,17 @@ def add_elim(E, ne, c, d):
     return ne + 1
 
 
+@compiled.helper()
+def longest(base, rating):
+    """The most nodes a chain of this base can have and still rate at most `rating`."""
+    if rating >= 1000:
+        return NODES
+    n = 2
+    while n < NODES and base + length_add(n + 1) <= rating:
+        n += 1
+    return n
+
+
 @compiled.helper(inline="always")
 def easier(H, r, nodes):
     """A chain of rating r and `nodes` nodes goes before H's: easier, or as easy and
@@ -218,8 +231,9 @@ def forcing_chains(val, cand, bb, H, E, parent, depth, queue, onloop, seen, effo
                     start = node | on
                     effort[0] += 1
                     if on == 1:
-                        n = bfs(cand, bb, start, use_x, use_y, True, parent, depth, queue,
-                                seen)
+                        limit = longest(70 if kind == 2 else 65, H[RATING])
+                        n = bfs(cand, bb, start, use_x, use_y, True, limit, parent, depth,
+                                queue, seen)
                         last = cycle_back(cand, bb, start, use_x, use_y, depth, queue, n)
                         if last >= 0:
                             nodes = depth[last] + 1
@@ -235,7 +249,8 @@ def forcing_chains(val, cand, bb, H, E, parent, depth, queue, onloop, seen, effo
                     if kind == 0:
                         continue
                     if on == 0 or use_y:
-                        bfs(cand, bb, start, use_x, use_y, False, parent, depth, queue,
+                        limit = longest(70 if kind == 2 else 66, H[RATING])
+                        bfs(cand, bb, start, use_x, use_y, False, limit, parent, depth, queue,
                             seen)
                     target = start ^ 1
                     if seen[target] == seen[NODES]:
