@@ -6,7 +6,7 @@ easiest one, which is applied; the ratings of the steps make ER, EP and ED.
     ED  the first step's rating
 
 One effort unit is one producer's look at the grid (a technique scanning the whole state
-once); the budget caps the units of one puzzle.
+once) or one chain search from one candidate; the budget caps the units of one puzzle.
 """
 
 from __future__ import annotations

@@ -445,6 +445,14 @@ def unique_rectangle(val, cand, bb, H, E):
 
 
 @compiled.helper()
+def ur_offer(H, tech, rating, E, ne, a, b, c, d):
+    """offer, and among rectangles of one rating the lower type first (serate's order)."""
+    if rating == H[RATING] and tech < H[TECH]:
+        H[RATING] = rating + 1
+    return offer(H, tech, rating, -1, 0, E, ne, a, b, c, d)
+
+
+@compiled.helper()
 def rectangle(cand, bb, H, E, a, b, c, d, pair, u, v):
     """The hints of one rectangle (corners a b / c d, a-d diagonal) on the digits u, v."""
     cells = np.array([a, b, d, c])  # in loop order
@@ -461,7 +469,7 @@ def rectangle(cand, bb, H, E, a, b, c, d, pair, u, v):
         e = cells[k]
         E[0] = e * 10 + u + 1
         E[1] = e * 10 + v + 1
-        return offer(H, T_UR1, 45, -1, 0, E, 2, a, b, c, d)
+        return ur_offer(H, T_UR1, 45, E, 2, a, b, c, d)
     if n_extra != 2:
         return False
     k1 = lowbit(extra)
@@ -474,7 +482,7 @@ def rectangle(cand, bb, H, E, a, b, c, d, pair, u, v):
     if x1 == x2 and POP9[x1] == 1:  # type 2: one extra digit, out of the cells seeing both
         z = lowbit(x1)
         ne = common_peers(bb, z, e1, e2, -1, E, 0)
-        if ne and offer(H, T_UR2, 45, -1, 0, E, ne, a, b, c, d):
+        if ne and ur_offer(H, T_UR2, 45, E, ne, a, b, c, d):
             kept = True
     if not SEES[e1, e2]:
         return kept
@@ -489,7 +497,7 @@ def rectangle(cand, bb, H, E, a, b, c, d, pair, u, v):
             if count_in(bb, keep, h) == 2:
                 E[0] = e1 * 10 + drop + 1
                 E[1] = e2 * 10 + drop + 1
-                if offer(H, T_UR4, 45, -1, 0, E, 2, a, b, c, d):
+                if ur_offer(H, T_UR4, 45, E, 2, a, b, c, d):
                     kept = True
         # type 3: the extras with other cells of the house form a naked subset
         xs = x1 | x2
@@ -528,7 +536,7 @@ def ur_type3(cand, H, E, h, e1, e2, xs, a, b, c, d):
                 E[ne] = x * 10 + t + 1
                 ne += 1
         if ne:
-            return offer(H, T_UR3, 45 + POP9[m] - 1, -1, 0, E, ne, a, b, c, d)
+            return ur_offer(H, T_UR3, 45 + POP9[m] - 1, E, ne, a, b, c, d)
     return False
 
 
