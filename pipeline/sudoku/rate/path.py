@@ -203,3 +203,23 @@ def rate_all(puzzles, solutions, budget, out, t_step, t_event):
     for i in range(puzzles.shape[0]):
         rate_one(puzzles[i], solutions[i], budget, out[i], val, cand, bb, H, E, effort,
                  scratch, t_step, t_event, record)
+
+
+@compiled.kernel("(readonly i8[::1], i8[::1]) -> b1")
+def first_hint(cand, H):
+    """The step serate would take on a position given as its candidates (81 9-bit masks, 0
+    = a placed cell), in H; False when none. For tests on textbook positions."""
+    val = np.zeros(81, np.int8)
+    c2 = np.zeros(81, np.int64)
+    bb = np.zeros((9, 3), np.int64)
+    for c in range(81):
+        c2[c] = cand[c]
+        if cand[c] == 0:
+            val[c] = 1  # placed: its digit matters to no finder
+        for d in range(9):
+            if (cand[c] >> d) & 1:
+                bb[d, c // 27] |= np.int64(1) << (c % 27)
+    E = np.zeros(HINT_SIZE, np.int64)
+    effort = np.zeros(1, np.int64)
+    scratch = np.zeros((5, NODES + 1), np.int64)
+    return next_step(val, c2, bb, H, E, effort, scratch)
