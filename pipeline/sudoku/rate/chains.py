@@ -50,11 +50,57 @@ def length_add(nodes):
 
 
 @compiled.helper()
-def bfs(cand, bb, start, use_x, use_y, loop, limit, parent, depth, queue, seen):
+def build_links(cand, bb, links):
+    """The links of the state, a row a node: links[n, 0] X links then at 2.., links[n, 1]
+    Y links then at 22.. (on: the peers' and the cell's offs; off: the conjugates' and
+    the bivalue partner's ons)."""
+    for c in range(81):
+        m = cand[c]
+        x = m
+        while x:
+            d = lowbit(x)
+            x &= x - 1
+            on = ((c * 9 + d) << 1) | 1
+            off = on - 1
+            nx = 0
+            for k in range(20):
+                p = PEERS[c, k]
+                if (cand[p] >> d) & 1:
+                    links[on, 2 + nx] = (p * 9 + d) << 1
+                    nx += 1
+            links[on, 0] = nx
+            ny = 0
+            y = m & ~(1 << d)
+            while y:
+                e = lowbit(y)
+                y &= y - 1
+                links[on, 22 + ny] = (c * 9 + e) << 1
+                ny += 1
+            links[on, 1] = ny
+            nx = 0
+            for t in range(3):
+                h = CELL_HOUSES[c, t]
+                if count_in(bb, d, h) == 2:
+                    for k in range(9):
+                        p = HOUSE_CELLS[h, k]
+                        if p != c and (cand[p] >> d) & 1:
+                            links[off, 2 + nx] = ((p * 9 + d) << 1) | 1
+                            nx += 1
+            links[off, 0] = nx
+            ny = 0
+            if POP9[m] == 2:
+                links[off, 22] = ((c * 9 + lowbit(m & ~(1 << d))) << 1) | 1
+                ny = 1
+            links[off, 1] = ny
+
+
+@compiled.helper()
+def bfs(links, start, use_x, use_y, loop, limit, parent, depth, queue, seen):
     """Breadth first from node `start`: parent[] and depth[] of every node reached (those
-    with seen[n] == seen[NODES]). `loop`: looking for a way back to the start, whose own cell's other
-    digits are not links (they would close the loop at once). No chain goes past `limit`
-    nodes. Returns the number of nodes reached (queue[:n], in order)."""
+    with seen[n] == seen[NODES]). `loop`: looking for a way back to the start, whose own
+    cell's other digits are not links (they would close the loop at once). No chain goes
+    past `limit` nodes. Returns the number of nodes reached (queue[:n], in order), negative
+    when the limit cut the search short."""
     # seen[n] == gen marks the nodes reached by this search: no clearing between searches
     seen[NODES] += 1
     gen = seen[NODES]
@@ -67,58 +113,27 @@ def bfs(cand, bb, start, use_x, use_y, loop, limit, parent, depth, queue, seen):
     while head < tail:
         n = queue[head]
         head += 1
-        if depth[n] + 2 > limit:
-            break  # breadth first: every node left is as deep
-        cd = n >> 1
-        c = cd // 9
-        d = cd % 9
-        if n & 1:  # on -> off
-            for k in range(20):
-                p = PEERS[c, k]
-                if (cand[p] >> d) & 1:
-                    m = ((p * 9 + d) << 1)
-                    if seen[m] != gen:
-                        seen[m] = gen
-                        depth[m] = depth[n] + 1
-                        parent[m] = n
-                        queue[tail] = m
-                        tail += 1
-            if use_y and not (loop and n == start):
-                x = cand[c] & ~(1 << d)
-                while x:
-                    e = lowbit(x)
-                    x &= x - 1
-                    m = ((c * 9 + e) << 1)
-                    if seen[m] != gen:
-                        seen[m] = gen
-                        depth[m] = depth[n] + 1
-                        parent[m] = n
-                        queue[tail] = m
-                        tail += 1
-        else:  # off -> on
-            if use_y and POP9[cand[c]] == 2:
-                e = lowbit(cand[c] & ~(1 << d))
-                m = ((c * 9 + e) << 1) | 1
+        dn = depth[n] + 1
+        if dn + 1 > limit:
+            return -tail  # cut: breadth first, every node left is as deep
+        if n & 1 or use_x:  # on -> off through peers always, off -> on through houses
+            for k in range(links[n, 0]):
+                m = links[n, 2 + k]
                 if seen[m] != gen:
                     seen[m] = gen
-                    depth[m] = depth[n] + 1
+                    depth[m] = dn
                     parent[m] = n
                     queue[tail] = m
                     tail += 1
-            if use_x:
-                for t in range(3):
-                    h = CELL_HOUSES[c, t]
-                    if count_in(bb, d, h) == 2:
-                        for k in range(9):
-                            p = HOUSE_CELLS[h, k]
-                            if p != c and (cand[p] >> d) & 1:
-                                m = ((p * 9 + d) << 1) | 1
-                                if seen[m] != gen:
-                                    seen[m] = gen
-                                    depth[m] = depth[n] + 1
-                                    parent[m] = n
-                                    queue[tail] = m
-                                    tail += 1
+        if use_y and not (loop and n == start):
+            for k in range(links[n, 1]):
+                m = links[n, 22 + k]
+                if seen[m] != gen:
+                    seen[m] = gen
+                    depth[m] = dn
+                    parent[m] = n
+                    queue[tail] = m
+                    tail += 1
     return tail
 
 
@@ -212,8 +227,19 @@ def easier(H, r, nodes):
 
 
 @compiled.helper()
-def forcing_chains(val, cand, bb, H, E, parent, depth, queue, onloop, seen, effort):
+def forcing_chains(val, cand, bb, H, E, parent, depth, queue, onloop, seen, links, effort):
     """The easiest cycle or forcing chain (X, Y, XY), offered to H."""
+    build_links(cand, bb, links)
+    chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, links, effort, 1000)
+    return H[TECH] != 0
+
+
+@compiled.helper()
+def chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, links, effort,
+                level):
+    """The chains rated at most `level`, offered to H; True when no search was cut short
+    (no longer chain exists)."""
+    whole = True
     for kind in range(3):  # 0: Y links only, 1: X only, 2: both
         use_x = kind >= 1
         use_y = kind != 1
@@ -231,9 +257,12 @@ def forcing_chains(val, cand, bb, H, E, parent, depth, queue, onloop, seen, effo
                     start = node | on
                     effort[0] += 1
                     if on == 1:
-                        limit = longest(70 if kind == 2 else 65, H[RATING])
-                        n = bfs(cand, bb, start, use_x, use_y, True, limit, parent, depth,
-                                queue, seen)
+                        limit = longest(70 if kind == 2 else 65, min(H[RATING], level))
+                        n = bfs(links, start, use_x, use_y, True, limit, parent, depth, queue,
+                                seen)
+                        if n < 0:
+                            whole = False
+                            n = -n
                         last = cycle_back(cand, bb, start, use_x, use_y, depth, queue, n)
                         if last >= 0:
                             nodes = depth[last] + 1
@@ -249,9 +278,10 @@ def forcing_chains(val, cand, bb, H, E, parent, depth, queue, onloop, seen, effo
                     if kind == 0:
                         continue
                     if on == 0 or use_y:
-                        limit = longest(70 if kind == 2 else 66, H[RATING])
-                        bfs(cand, bb, start, use_x, use_y, False, limit, parent, depth, queue,
-                            seen)
+                        limit = longest(70 if kind == 2 else 66, min(H[RATING], level))
+                        if bfs(links, start, use_x, use_y, False, limit, parent, depth, queue,
+                               seen) < 0:
+                            whole = False
                     target = start ^ 1
                     if seen[target] == seen[NODES]:
                         nodes = depth[target] + 1
@@ -266,4 +296,4 @@ def forcing_chains(val, cand, bb, H, E, parent, depth, queue, onloop, seen, effo
                             offer(H, tech, r, -1, 0, E, 1, start, target, nodes, 0)
                         else:
                             offer(H, tech, r, c, d + 1, E, 0, start, target, nodes, 0)
-    return H[TECH] != 0
+    return whole

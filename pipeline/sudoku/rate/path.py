@@ -48,7 +48,7 @@ MAX_EVENTS = 810
 
 
 @compiled.helper()
-def next_step(val, cand, bb, H, E, effort, scratch):
+def next_step(val, cand, bb, H, E, effort, scratch, links):
     """The step serate takes next, in H; False when no producer we have finds one.
     effort[0] counts the producers asked."""
     clear(H)
@@ -98,12 +98,12 @@ def next_step(val, cand, bb, H, E, effort, scratch):
         return True
     effort[0] += 1
     return forcing_chains(val, cand, bb, H, E, scratch[0], scratch[1], scratch[2], scratch[3],
-                          scratch[4], effort)
+                          scratch[4], links, effort)
 
 
 @compiled.helper()
-def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch, t_step,
-             t_event, record):
+def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch, links,
+             t_step, t_event, record):
     """Rate one puzzle into out[ER..REACHED]; with `record`, the path into t_step (a row a
     step: technique, rating, end of its events in t_event, four words of INFO) and t_event
     (1000 + cell * 10 + digit a placement, cell * 10 + digit an elimination)."""
@@ -133,7 +133,7 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch
             out[REACHED] = er
             out[STEPS] = steps
             return
-        if not next_step(val, cand, bb, H, E, effort, scratch):
+        if not next_step(val, cand, bb, H, E, effort, scratch, links):
             out[STATUS] = BEYOND
             out[REACHED] = max(er, FIRST_MISSING)
             out[STEPS] = steps
@@ -199,10 +199,11 @@ def rate_all(puzzles, solutions, budget, out, t_step, t_event):
     E = np.zeros(HINT_SIZE, np.int64)
     effort = np.zeros(1, np.int64)
     scratch = np.zeros((5, NODES + 1), np.int64)  # the chains' parent, depth, queue, loop, seen
+    links = np.zeros((NODES, 30), np.int64)  # the chains' links (chains.build_links)
     record = puzzles.shape[0] == 1 and t_step.shape[0] > 0
     for i in range(puzzles.shape[0]):
         rate_one(puzzles[i], solutions[i], budget, out[i], val, cand, bb, H, E, effort,
-                 scratch, t_step, t_event, record)
+                 scratch, links, t_step, t_event, record)
 
 
 @compiled.kernel("(readonly i8[::1], i8[::1]) -> b1")
@@ -222,4 +223,5 @@ def first_hint(cand, H):
     E = np.zeros(HINT_SIZE, np.int64)
     effort = np.zeros(1, np.int64)
     scratch = np.zeros((5, NODES + 1), np.int64)
-    return next_step(val, c2, bb, H, E, effort, scratch)
+    links = np.zeros((NODES, 30), np.int64)
+    return next_step(val, c2, bb, H, E, effort, scratch, links)
