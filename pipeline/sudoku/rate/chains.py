@@ -95,12 +95,14 @@ def build_links(cand, bb, links):
 
 
 @compiled.helper()
-def bfs(links, start, use_x, use_y, loop, limit, parent, depth, queue, seen):
+def bfs(links, start, use_x, use_y, loop, limit, target, parent, depth, queue, seen, mark):
     """Breadth first from node `start`: parent[] and depth[] of every node reached (those
     with seen[n] == seen[NODES]). `loop`: looking for a way back to the start, whose own
     cell's other digits are not links (they would close the loop at once). No chain goes
-    past `limit` nodes. Returns the number of nodes reached (queue[:n], in order), negative
-    when the limit cut the search short."""
+    past `limit` nodes. It stops once it has what it looks for: node `target` (if >= 0) and,
+    looking for a loop, an off node of depth 3 or more that links back to the start.
+    Returns the number of nodes reached (queue[:n], in order), negative when the limit cut
+    the search short."""
     # seen[n] == gen marks the nodes reached by this search: no clearing between searches
     seen[NODES] += 1
     gen = seen[NODES]
@@ -110,7 +112,21 @@ def bfs(links, start, use_x, use_y, loop, limit, parent, depth, queue, seen):
     queue[0] = start
     head = 0
     tail = 1
+    # the off nodes that link back to an on start: the links are symmetric, so they are
+    # the negations of the start's negation's links
+    closing = not loop
+    if loop:
+        off = start ^ 1
+        if use_x:
+            for k in range(links[off, 0]):
+                mark[links[off, 2 + k] ^ 1] = gen
+        if use_y:
+            for k in range(links[off, 1]):
+                mark[links[off, 22 + k] ^ 1] = gen
+    hit = target < 0
     while head < tail:
+        if closing and hit:
+            return tail
         n = queue[head]
         head += 1
         dn = depth[n] + 1
@@ -125,6 +141,10 @@ def bfs(links, start, use_x, use_y, loop, limit, parent, depth, queue, seen):
                     parent[m] = n
                     queue[tail] = m
                     tail += 1
+                    if m == target:
+                        hit = True
+                    if mark[m] == gen and dn >= 3:
+                        closing = True
         if use_y and not (loop and n == start):
             for k in range(links[n, 1]):
                 m = links[n, 22 + k]
@@ -134,6 +154,10 @@ def bfs(links, start, use_x, use_y, loop, limit, parent, depth, queue, seen):
                     parent[m] = n
                     queue[tail] = m
                     tail += 1
+                    if m == target:
+                        hit = True
+                    if mark[m] == gen and dn >= 3:
+                        closing = True
     return tail
 
 
@@ -227,16 +251,18 @@ def easier(H, r, nodes):
 
 
 @compiled.helper()
-def forcing_chains(val, cand, bb, H, E, parent, depth, queue, onloop, seen, links, effort):
+def forcing_chains(val, cand, bb, H, E, parent, depth, queue, onloop, seen, mark, links,
+                   effort):
     """The easiest cycle or forcing chain (X, Y, XY), offered to H."""
     build_links(cand, bb, links)
-    chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, links, effort, 1000)
+    chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, mark, links, effort,
+                1000)
     return H[TECH] != 0
 
 
 @compiled.helper()
-def chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, links, effort,
-                level):
+def chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, mark, links,
+                effort, level):
     """The chains rated at most `level`, offered to H; True when no search was cut short
     (no longer chain exists)."""
     whole = True
@@ -258,8 +284,8 @@ def chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, links, 
                     effort[0] += 1
                     if on == 1:
                         limit = longest(70 if kind == 2 else 65, min(H[RATING], level))
-                        n = bfs(links, start, use_x, use_y, True, limit, parent, depth, queue,
-                                seen)
+                        n = bfs(links, start, use_x, use_y, True, limit,
+                                start ^ 1 if kind == 1 else -1, parent, depth, queue, seen, mark)
                         if n < 0:
                             whole = False
                             n = -n
@@ -279,8 +305,8 @@ def chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, links, 
                         continue
                     if on == 0 or use_y:
                         limit = longest(70 if kind == 2 else 66, min(H[RATING], level))
-                        if bfs(links, start, use_x, use_y, False, limit, parent, depth, queue,
-                               seen) < 0:
+                        if bfs(links, start, use_x, use_y, False, limit, start ^ 1, parent,
+                               depth, queue, seen, mark) < 0:
                             whole = False
                     target = start ^ 1
                     if seen[target] == seen[NODES]:

@@ -98,7 +98,7 @@ def next_step(val, cand, bb, H, E, effort, scratch, links):
         return True
     effort[0] += 1
     return forcing_chains(val, cand, bb, H, E, scratch[0], scratch[1], scratch[2], scratch[3],
-                          scratch[4], links, effort)
+                          scratch[4], scratch[5], links, effort)
 
 
 @compiled.helper()
@@ -198,7 +198,8 @@ def rate_all(puzzles, solutions, budget, out, t_step, t_event):
     H = np.zeros(HINT_SIZE, np.int64)
     E = np.zeros(HINT_SIZE, np.int64)
     effort = np.zeros(1, np.int64)
-    scratch = np.zeros((5, NODES + 1), np.int64)  # the chains' parent, depth, queue, loop, seen
+    # the chains' parent, depth, queue, loop, seen and mark (chains.py)
+    scratch = np.zeros((6, NODES + 1), np.int64)
     links = np.zeros((NODES, 30), np.int64)  # the chains' links (chains.build_links)
     record = puzzles.shape[0] == 1 and t_step.shape[0] > 0
     for i in range(puzzles.shape[0]):
@@ -222,6 +223,6 @@ def first_hint(cand, H):
                 bb[d, c // 27] |= np.int64(1) << (c % 27)
     E = np.zeros(HINT_SIZE, np.int64)
     effort = np.zeros(1, np.int64)
-    scratch = np.zeros((5, NODES + 1), np.int64)
+    scratch = np.zeros((6, NODES + 1), np.int64)
     links = np.zeros((NODES, 30), np.int64)
     return next_step(val, c2, bb, H, E, effort, scratch, links)
