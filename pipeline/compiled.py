@@ -47,7 +47,8 @@ MODE_ENV = "PIPELINE_KERNELS"  # "jit": never load the compiled module
 # The modules that declare kernels, in the order the build imports them. Their sources
 # (and this file's) make the digest.
 MODULES = ("sudoku.check", "sudoku.intrinsics", "sudoku.engine", "sudoku.grid",
-           "sudoku.symmetry", "sudoku.canonical", "io.reader", "io.records", "io.classes")
+           "sudoku.symmetry", "sudoku.canonical", "sudoku.rate.board", "sudoku.rate.techniques",
+           "sudoku.rate.chains", "sudoku.rate.path", "io.reader", "io.records", "io.classes")
 HERE = Path(__file__).resolve().parent
 
 

@@ -1,0 +1,177 @@
+"""rate: the Sudoku Explainer rating (SER) of puzzles, serate 1.2.1's scale, in batches.
+
+    board       the state: candidates as bitboards, the houses as tables
+    techniques  the techniques, each a finder of its easiest hint
+    path        the step loop (serate's rules for ER, EP, ED) and the compiled batch kernel
+
+    rate_grids(puzzles, solutions)  -> RateResult (ratings in tenths: 72 = 7.2)
+    rate(puzzles)                   -> the same, the puzzles solved by the engine first
+    path(puzzle)                    -> list[Step], the steps the rating took
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from pipeline.sudoku.rate.path import (
+    ED,
+    EP,
+    ER,
+    INVALID,
+    MAX_EVENTS,
+    MAX_STEPS,
+    REACHED,
+    STATUS,
+    STATUS_NAMES,
+    STEPS,
+    TECHNIQUE,
+    rate_all,
+)
+from pipeline.sudoku.rate.techniques import TECHNIQUES
+
+__all__ = ["DEFAULT_BUDGET", "STATUS_NAMES", "TECHNIQUES", "RateResult", "Step", "path",
+           "rate", "rate_grids"]
+
+# Effort units (path.py: one producer's scan of the grid, or one chain search from one
+# candidate). A step without chains takes at most about 20, one with chains up to about
+# 3 000 (two searches per candidate and kind); 300 puzzles of SER 6.6-7.2 of the
+# sudoku-exchange bank all fit in 20 000 (5 000 cuts 40): the default leaves ten times that.
+DEFAULT_BUDGET = 200_000
+
+
+@dataclass
+class RateResult:
+    """Per puzzle: ER, EP, ED in tenths (0 unless ok), the technique that set ER, the
+    path's length, the status (index into STATUS_NAMES), the rating reached (see path)."""
+
+    er: np.ndarray
+    ep: np.ndarray
+    ed: np.ndarray
+    technique: np.ndarray
+    steps: np.ndarray
+    status: np.ndarray
+    reached: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.status)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a path: its rating, technique, text, placements and eliminations
+    (cell 0..80 row-major, digit 1..9)."""
+
+    rating: float
+    technique: str
+    text: str
+    placements: tuple[tuple[int, int], ...]
+    eliminations: tuple[tuple[int, int], ...]
+
+
+def _as_grids(puzzles) -> np.ndarray:
+    if isinstance(puzzles, np.ndarray):
+        g = np.ascontiguousarray(puzzles, dtype=np.uint8)
+        return g.reshape(-1, 81) if g.size else np.zeros((0, 81), np.uint8)
+    rows = []
+    for p in puzzles:
+        t = p.strip().replace(".", "0")
+        if len(t) != 81 or not t.isdigit():
+            rows.append(np.full(81, 255, np.uint8))  # rated invalid
+        else:
+            rows.append(np.frombuffer(t.encode(), np.uint8) - ord("0"))
+    return np.array(rows, np.uint8).reshape(-1, 81)
+
+
+def _run(puzzles: np.ndarray, solutions: np.ndarray, budget: int, record: bool):
+    out = np.zeros((len(puzzles), 7), np.int32)
+    t_step = np.zeros((MAX_STEPS if record else 0, 7), np.int32)
+    t_event = np.zeros(MAX_EVENTS if record else 0, np.int32)
+    if len(puzzles):
+        rate_all(puzzles, solutions, int(budget), out, t_step, t_event)
+    return out, t_step, t_event
+
+
+def _result(out: np.ndarray) -> RateResult:
+    ok = out[:, STATUS] == 0
+    return RateResult(
+        er=np.where(ok, out[:, ER], 0).astype(np.int16),
+        ep=np.where(ok, out[:, EP], 0).astype(np.int16),
+        ed=np.where(ok, out[:, ED], 0).astype(np.int16),
+        technique=out[:, TECHNIQUE].astype(np.int16),
+        steps=out[:, STEPS].astype(np.int32),
+        status=out[:, STATUS].astype(np.uint8),
+        reached=out[:, REACHED].astype(np.int16),
+    )
+
+
+def rate_grids(puzzles: np.ndarray, solutions: np.ndarray,
+               budget: int = DEFAULT_BUDGET) -> RateResult:
+    """Rate puzzles (u1[n, 81], 0 = blank) given their solutions (u1[n, 81])."""
+    p = np.ascontiguousarray(puzzles, dtype=np.uint8)
+    s = np.ascontiguousarray(solutions, dtype=np.uint8)
+    if p.ndim != 2 or p.shape[1] != 81 or p.shape != s.shape:
+        raise ValueError(f"expected two (n, 81) arrays, got {p.shape} and {s.shape}")
+    out, _, _ = _run(p, s, budget, False)
+    return _result(out)
+
+
+def _solved(grids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The engine's solutions, and which puzzles have exactly one."""
+    from pipeline.sudoku.engine import solve_batch
+
+    ok = (grids <= 9).all(axis=1)
+    sols, nsol, _, _ = solve_batch(np.where(ok[:, None], grids, 0).astype(np.uint8), 2)
+    return sols, ok & (nsol == 1)
+
+
+def rate(puzzles: Sequence[str] | np.ndarray, budget: int = DEFAULT_BUDGET) -> RateResult:
+    """Rate puzzles (81-character strings or u1[n, 81]); each is solved by the engine
+    first, and one without exactly one solution is `invalid`."""
+    grids = _as_grids(puzzles)
+    sols, unique = _solved(grids)
+    result = rate_grids(np.where(unique[:, None], grids, 0), sols, budget)
+    bad = ~unique
+    for name in ("er", "ep", "ed", "technique", "steps", "reached"):
+        getattr(result, name)[bad] = 0
+    result.status[bad] = INVALID
+    return result
+
+
+def path(puzzle: str | np.ndarray, budget: int = DEFAULT_BUDGET) -> list[Step]:
+    """The steps that rate one puzzle, in order (as far as they went)."""
+    grids = _as_grids([puzzle] if isinstance(puzzle, str) else puzzle)[:1]
+    sols, unique = _solved(grids)
+    if not unique[0]:
+        return []
+    out, t_step, t_event = _run(grids, sols, budget, True)
+    steps = []
+    start = 0
+    for k in range(int(out[0, STEPS])):
+        tech, rating, end = (int(x) for x in t_step[k, :3])
+        events = [int(e) for e in t_event[start:end]]
+        start = end
+        placements = tuple(((e - 1000) // 10, e % 10) for e in events if e >= 1000)
+        eliminations = tuple((e // 10, e % 10) for e in events if e < 1000)
+        steps.append(Step(rating / 10, TECHNIQUES[tech],
+                          _text(tech, t_step[k, 3:], placements, eliminations),
+                          placements, eliminations))
+    return steps
+
+
+def _cell(c: int) -> str:
+    return f"r{c // 9 + 1}c{c % 9 + 1}"
+
+
+def _text(tech: int, info, placements, eliminations) -> str:
+    """The step's short description, after serate's."""
+    name = TECHNIQUES[tech]
+    if placements:
+        (c, d), = placements
+        return f"{name}: {_cell(c)}: {d}"
+    gone = ",".join(f"{_cell(c)}.{d}" for c, d in eliminations)
+    return f"{name}: {gone} off"
+
+

@@ -1,0 +1,151 @@
+"""The rater's board: candidates as bitboards, the houses as tables, placing and eliminating.
+
+A puzzle's state is three arrays, kept in step by `place` and `eliminate`:
+
+    val[81]     i1   the digit placed in each cell, 0 = empty
+    cand[81]    i4   each empty cell's candidates, bit d-1 for digit d (0 once placed)
+    bb[9, 3]    i8   one bitboard per digit: where that digit is still a candidate
+
+A bitboard is three words, one per band of three rows, 27 bits each: cell (r, c) is bit
+9 * (r % 3) + c of word r // 3. A row is nine bits of one word, a box three runs of three
+bits of one word, a column one bit in each row of all three words.
+
+          c1 ........ c9
+    word 0  r1  bits  0..8
+            r2  bits  9..17
+            r3  bits 18..26
+    word 1  r4..r6 (the same)
+    word 2  r7..r9 (the same)
+
+Houses are numbered rows 0-8, columns 9-17, boxes 18-26.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pipeline import compiled
+
+ROW, COL, BOX = 0, 9, 18
+
+
+def _tables():
+    house_cells = np.zeros((27, 9), np.int64)
+    for i in range(9):
+        for k in range(9):
+            house_cells[ROW + i, k] = 9 * i + k
+            house_cells[COL + i, k] = 9 * k + i
+            house_cells[BOX + i, k] = 9 * (3 * (i // 3) + k // 3) + 3 * (i % 3) + k % 3
+    cell_houses = np.zeros((81, 3), np.int64)
+    for h in range(27):
+        for k in range(9):
+            cell_houses[house_cells[h, k], h // 9] = h
+    word = np.arange(81, dtype=np.int64) // 27
+    bit = np.left_shift(np.int64(1), np.arange(81, dtype=np.int64) % 27)
+    house_bb = np.zeros((27, 3), np.int64)
+    for h in range(27):
+        for k in range(9):
+            c = house_cells[h, k]
+            house_bb[h, word[c]] |= bit[c]
+    peers = np.zeros((81, 20), np.int64)
+    peer_bb = np.zeros((81, 3), np.int64)
+    sees = np.zeros((81, 81), np.bool_)
+    for c in range(81):
+        others = sorted({int(x) for h in cell_houses[c] for x in house_cells[h]} - {c})
+        peers[c] = others
+        for x in others:
+            peer_bb[c, word[x]] |= bit[x]
+            sees[c, x] = True
+    return house_cells, cell_houses, word, bit, house_bb, peers, peer_bb, sees
+
+
+HOUSE_CELLS, CELL_HOUSES, WORD, BIT, HOUSE_BB, PEERS, PEER_BB, SEES = _tables()
+# POP9[m]: the number of bits set in a 9-bit mask
+POP9 = np.array([bin(m).count("1") for m in range(512)], np.int64)
+
+
+@compiled.helper(inline="always")
+def popcount(x):
+    """Bits set in a non-negative int64."""
+    x = x - ((x >> 1) & 0x5555555555555555)
+    x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333)
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0F
+    return (x * 0x0101010101010101) >> 56
+
+
+@compiled.helper(inline="always")
+def lowbit(x):
+    """The index of the lowest bit set of a non-zero int64."""
+    i = 0
+    while (x & 1) == 0:
+        x >>= 1
+        i += 1
+    return i
+
+
+@compiled.helper(inline="always")
+def cell_of(word, k):
+    """The cell at bit k of word `word` of a bitboard."""
+    return 27 * word + k
+
+
+@compiled.helper()
+def setup(puzzle, val, cand, bb):
+    """The givens placed and their digits taken out of their peers; False on a clash."""
+    for c in range(81):
+        val[c] = 0
+        cand[c] = 0x1FF
+    for d in range(9):
+        for w in range(3):
+            bb[d, w] = 0
+    for c in range(81):
+        for d in range(9):
+            bb[d, WORD[c]] |= BIT[c]
+    for c in range(81):
+        d = np.int64(puzzle[c])
+        if d != 0:
+            if d > 9 or (cand[c] >> (d - 1)) & 1 == 0:
+                return False
+            place(val, cand, bb, c, d)
+    return True
+
+
+@compiled.helper()
+def place(val, cand, bb, c, d):
+    """Digit d (1..9) in cell c: its other candidates go, and d leaves its peers."""
+    m = cand[c]
+    for e in range(9):
+        if (m >> e) & 1:
+            bb[e, WORD[c]] &= ~BIT[c]
+    cand[c] = 0
+    val[c] = d
+    bit = 1 << (d - 1)
+    for k in range(20):
+        p = PEERS[c, k]
+        if cand[p] & bit:
+            cand[p] &= ~bit
+            bb[d - 1, WORD[p]] &= ~BIT[p]
+
+
+@compiled.helper(inline="always")
+def eliminate(cand, bb, c, d):
+    """Candidate d (1..9) out of cell c."""
+    cand[c] &= ~(1 << (d - 1))
+    bb[d - 1, WORD[c]] &= ~BIT[c]
+
+
+@compiled.helper(inline="always")
+def count_in(bb, d, h):
+    """How many cells of house h hold candidate d (0-based)."""
+    return (popcount(bb[d, 0] & HOUSE_BB[h, 0]) + popcount(bb[d, 1] & HOUSE_BB[h, 1])
+            + popcount(bb[d, 2] & HOUSE_BB[h, 2]))
+
+
+@compiled.helper(inline="always")
+def positions(cand, h, d):
+    """The 9-bit mask of house h's places (0..8) that hold candidate d (0-based)."""
+    m = 0
+    for k in range(9):
+        if (cand[HOUSE_CELLS[h, k]] >> d) & 1:
+            m |= 1 << k
+    return m

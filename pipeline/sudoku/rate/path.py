@@ -1,0 +1,228 @@
+"""The solving path: at each step the first of serate's producers that has a hint gives its
+easiest one, which is applied; the ratings of the steps make ER, EP and ED.
+
+    ER  the hardest step of the whole path
+    EP  the hardest step up to the first that places a digit
+    ED  the first step's rating
+
+One effort unit is one producer's look at the grid (a technique scanning the whole state
+once) or one chain search from one candidate; the budget caps the units of one puzzle.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pipeline import compiled
+from pipeline.sudoku.rate.board import place, setup
+from pipeline.sudoku.rate.chains import NODES, forcing_chains
+from pipeline.sudoku.rate.techniques import (
+    ELIMS,
+    HINT_SIZE,
+    INFO,
+    NELIM,
+    PCELL,
+    PDIG,
+    RATING,
+    TECH,
+    aligned_pair,
+    bug,
+    clear,
+    fish,
+    hidden_single,
+    hidden_subset,
+    intersections,
+    naked_single,
+    naked_subset,
+    unique_rectangle,
+    xy_wing,
+)
+
+OK, BUDGET, DISAGREES, INVALID, BEYOND = range(5)
+STATUS_NAMES = ("ok", "budget", "disagrees", "invalid", "beyond")
+# Columns of the kernel's result matrix
+ER, EP, ED, TECHNIQUE, STEPS, STATUS, REACHED = range(7)
+FIRST_MISSING = 75  # the easiest rating of the techniques we lack (from aligned triplets)
+MAX_STEPS = 810  # a step places a digit or removes a candidate: at most 81 + 729
+MAX_EVENTS = 810
+
+
+@compiled.helper()
+def next_step(val, cand, bb, H, E, effort, scratch, links):
+    """The step serate takes next, in H; False when no producer we have finds one.
+    effort[0] counts the producers asked."""
+    clear(H)
+    effort[0] += 1
+    if hidden_single(val, cand, bb, H, E):
+        return True
+    effort[0] += 1
+    if intersections(cand, bb, H, E, True):
+        return True
+    effort[0] += 1
+    if hidden_subset(val, cand, bb, H, E, 2, True):
+        return True
+    effort[0] += 1
+    if naked_single(val, cand, H, E):
+        return True
+    effort[0] += 1
+    if hidden_subset(val, cand, bb, H, E, 3, True):
+        return True
+    effort[0] += 1
+    if intersections(cand, bb, H, E, False):
+        return True
+    for size in range(2, 5):
+        effort[0] += 1
+        if naked_subset(val, cand, H, E, size):
+            return True
+        effort[0] += 1
+        if fish(cand, H, E, size):
+            return True
+        effort[0] += 1
+        if hidden_subset(val, cand, bb, H, E, size, False):
+            return True
+        if size == 3:
+            effort[0] += 1
+            if xy_wing(val, cand, bb, H, E, False):
+                return True
+            effort[0] += 1
+            if xy_wing(val, cand, bb, H, E, True):
+                return True
+            effort[0] += 1
+            if unique_rectangle(val, cand, bb, H, E):
+                return True
+    effort[0] += 1
+    if bug(val, cand, bb, H, E):
+        return True
+    effort[0] += 1
+    if aligned_pair(val, cand, H, E):
+        return True
+    effort[0] += 1
+    return forcing_chains(val, cand, bb, H, E, scratch[0], scratch[1], scratch[2], scratch[3],
+                          scratch[4], scratch[5], links, effort)
+
+
+@compiled.helper()
+def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch, links,
+             t_step, t_event, record):
+    """Rate one puzzle into out[ER..REACHED]; with `record`, the path into t_step (a row a
+    step: technique, rating, end of its events in t_event, four words of INFO) and t_event
+    (1000 + cell * 10 + digit a placement, cell * 10 + digit an elimination)."""
+    for k in range(7):
+        out[k] = 0
+    if not setup(puzzle, val, cand, bb):
+        out[STATUS] = INVALID
+        return
+    er = 0
+    ep = 0
+    ed = 0
+    tech = 0
+    steps = 0
+    nev = 0
+    placed = False
+    effort[0] = 0
+    left = 0
+    for c in range(81):
+        if val[c] == 0:
+            left += 1
+            if cand[c] == 0:
+                out[STATUS] = INVALID
+                return
+    while left > 0:
+        if effort[0] >= budget:
+            out[STATUS] = BUDGET
+            out[REACHED] = er
+            out[STEPS] = steps
+            return
+        if not next_step(val, cand, bb, H, E, effort, scratch, links):
+            out[STATUS] = BEYOND
+            out[REACHED] = max(er, FIRST_MISSING)
+            out[STEPS] = steps
+            return
+        r = H[RATING]
+        if r > er:
+            er = r
+            tech = H[TECH]
+        if steps == 0:
+            ed = r
+        if not placed:
+            ep = max(ep, r)
+        pc = H[PCELL]
+        for i in range(H[NELIM]):
+            e = H[ELIMS + i]
+            c = e // 10
+            d = e % 10
+            if solution[c] == d:
+                out[STATUS] = DISAGREES
+                out[STEPS] = steps
+                return
+            cand[c] &= ~(1 << (d - 1))
+            bb[d - 1, c // 27] &= ~(np.int64(1) << (c % 27))
+            if record and nev < t_event.shape[0]:
+                t_event[nev] = e
+                nev += 1
+        if pc >= 0:
+            d = H[PDIG]
+            if solution[pc] != d:
+                out[STATUS] = DISAGREES
+                out[STEPS] = steps
+                return
+            place(val, cand, bb, pc, d)
+            left -= 1
+            placed = True
+            if record and nev < t_event.shape[0]:
+                t_event[nev] = 1000 + pc * 10 + d
+                nev += 1
+        if record and steps < t_step.shape[0]:
+            t_step[steps, 0] = H[TECH]
+            t_step[steps, 1] = r
+            t_step[steps, 2] = nev
+            for k in range(4):
+                t_step[steps, 3 + k] = H[INFO + k]
+        steps += 1
+    out[ER] = er
+    out[EP] = ep
+    out[ED] = ed
+    out[TECHNIQUE] = tech
+    out[STEPS] = steps
+    out[STATUS] = OK
+
+
+@compiled.kernel("(readonly u1[:, ::1], readonly u1[:, ::1], i8, i4[:, ::1], i4[:, ::1], "
+                 "i4[::1]) -> void")
+def rate_all(puzzles, solutions, budget, out, t_step, t_event):
+    """Rate each puzzle into its row of out (ER, EP, ED, technique, steps, status,
+    reached); with one puzzle and room in t_step, its path too."""
+    val = np.zeros(81, np.int8)
+    cand = np.zeros(81, np.int64)
+    bb = np.zeros((9, 3), np.int64)
+    H = np.zeros(HINT_SIZE, np.int64)
+    E = np.zeros(HINT_SIZE, np.int64)
+    effort = np.zeros(1, np.int64)
+    # the chains' parent, depth, queue, loop, seen and mark (chains.py)
+    scratch = np.zeros((6, NODES + 1), np.int64)
+    links = np.zeros((NODES, 30), np.int64)  # the chains' links (chains.build_links)
+    record = puzzles.shape[0] == 1 and t_step.shape[0] > 0
+    for i in range(puzzles.shape[0]):
+        rate_one(puzzles[i], solutions[i], budget, out[i], val, cand, bb, H, E, effort,
+                 scratch, links, t_step, t_event, record)
+
+
+@compiled.kernel("(readonly i8[::1], i8[::1]) -> b1")
+def first_hint(cand, H):
+    """The step serate would take on a position given as its candidates (81 9-bit masks, 0
+    = a placed cell), in H; False when none. For tests on textbook positions."""
+    val = np.zeros(81, np.int8)
+    c2 = np.zeros(81, np.int64)
+    bb = np.zeros((9, 3), np.int64)
+    for c in range(81):
+        c2[c] = cand[c]
+        if cand[c] == 0:
+            val[c] = 1  # placed: its digit matters to no finder
+        for d in range(9):
+            if (cand[c] >> d) & 1:
+                bb[d, c // 27] |= np.int64(1) << (c % 27)
+    E = np.zeros(HINT_SIZE, np.int64)
+    effort = np.zeros(1, np.int64)
+    scratch = np.zeros((6, NODES + 1), np.int64)
+    links = np.zeros((NODES, 30), np.int64)
+    return next_step(val, c2, bb, H, E, effort, scratch, links)

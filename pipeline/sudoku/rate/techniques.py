@@ -1,0 +1,668 @@
+"""The techniques up to aligned pair exclusion (the chains: chains.py), each a finder of its easiest hint.
+
+A finder looks at the state (board.py) and offers hints to the hint buffer `H`, which keeps
+the easiest offered (a later one only when strictly easier, so ties go to the first found):
+
+    H[TECH]  technique id        H[RATING] tenths        H[PCELL], H[PDIG] the placement (-1)
+    H[NELIM] eliminations, each cell * 10 + digit at H[ELIMS + i]
+    H[INFO + i] a few cells or digits that name the pattern (for the step's text)
+
+Finders are called in serate's order of producers (path.py); each returns whether it
+offered. `E` is a scratch list of eliminations the size of H's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pipeline import compiled
+from pipeline.sudoku.rate.board import (
+    BOX,
+    CELL_HOUSES,
+    COL,
+    HOUSE_BB,
+    HOUSE_CELLS,
+    PEER_BB,
+    PEERS,
+    POP9,
+    ROW,
+    SEES,
+    count_in,
+    lowbit,
+    popcount,
+    positions,
+)
+
+TECHNIQUES = (
+    "", "Hidden Single", "Direct Pointing", "Direct Claiming", "Direct Hidden Pair",
+    "Naked Single", "Direct Hidden Triplet", "Pointing", "Claiming", "Naked Pair", "X-Wing",
+    "Hidden Pair", "Naked Triplet", "Swordfish", "Hidden Triplet", "XY-Wing", "XYZ-Wing",
+    "Unique Rectangle type 1", "Unique Rectangle type 2", "Unique Rectangle type 3",
+    "Unique Rectangle type 4", "Unique Loop type 1", "Unique Loop type 2",
+    "Unique Loop type 3", "Unique Loop type 4", "Naked Quad", "Jellyfish", "Hidden Quad",
+    "BUG type 1", "BUG type 2", "BUG type 3", "BUG type 4", "Aligned Pair Exclusion",
+    "Bidirectional X-Cycle", "Bidirectional Y-Cycle", "Bidirectional Cycle", "Turbot Fish",
+    "Forcing X-Chain", "Forcing Chain",
+)
+(T_HIDDEN_SINGLE, T_DIRECT_POINTING, T_DIRECT_CLAIMING, T_DIRECT_HIDDEN_PAIR, T_NAKED_SINGLE,
+ T_DIRECT_HIDDEN_TRIPLET, T_POINTING, T_CLAIMING, T_NAKED_PAIR, T_X_WING, T_HIDDEN_PAIR,
+ T_NAKED_TRIPLET, T_SWORDFISH, T_HIDDEN_TRIPLET, T_XY_WING, T_XYZ_WING, T_UR1, T_UR2, T_UR3,
+ T_UR4, T_UL1, T_UL2, T_UL3, T_UL4, T_NAKED_QUAD, T_JELLYFISH, T_HIDDEN_QUAD, T_BUG1, T_BUG2,
+ T_BUG3, T_BUG4, T_APE, T_X_CYCLE, T_Y_CYCLE, T_XY_CYCLE, T_TURBOT, T_FORCING_X_CHAIN,
+ T_FORCING_CHAIN) = range(1, len(TECHNIQUES))
+
+TECH, RATING, PCELL, PDIG, NELIM, INFO, ELIMS = 0, 1, 2, 3, 4, 5, 16
+HINT_SIZE = ELIMS + 729
+NO_HINT = 10000  # H[RATING] while nothing was offered
+NAKED_TECH = np.array([0, 0, T_NAKED_PAIR, T_NAKED_TRIPLET, T_NAKED_QUAD], np.int64)
+NAKED_RATING = np.array([0, 0, 30, 36, 50], np.int64)
+HIDDEN_TECH = np.array([0, 0, T_HIDDEN_PAIR, T_HIDDEN_TRIPLET, T_HIDDEN_QUAD], np.int64)
+HIDDEN_RATING = np.array([0, 0, 34, 40, 54], np.int64)
+DIRECT_HIDDEN_TECH = np.array([0, 0, T_DIRECT_HIDDEN_PAIR, T_DIRECT_HIDDEN_TRIPLET], np.int64)
+DIRECT_HIDDEN_RATING = np.array([0, 0, 20, 25], np.int64)
+FISH_TECH = np.array([0, 0, T_X_WING, T_SWORDFISH, T_JELLYFISH], np.int64)
+FISH_RATING = np.array([0, 0, 32, 38, 52], np.int64)
+
+
+@compiled.helper(inline="always")
+def clear(H):
+    """No hint yet."""
+    H[TECH] = 0
+    H[RATING] = NO_HINT
+    H[PCELL] = -1
+    H[PDIG] = 0
+    H[NELIM] = 0
+
+
+@compiled.helper()
+def offer(H, tech, rating, pcell, pdig, E, ne, i0, i1, i2, i3):
+    """Keep this hint when it is easier than the one kept; True when kept."""
+    if rating >= H[RATING]:
+        return False
+    H[TECH] = tech
+    H[RATING] = rating
+    H[PCELL] = pcell
+    H[PDIG] = pdig
+    H[NELIM] = ne
+    for i in range(ne):
+        H[ELIMS + i] = E[i]
+    H[INFO] = i0
+    H[INFO + 1] = i1
+    H[INFO + 2] = i2
+    H[INFO + 3] = i3
+    return True
+
+
+@compiled.helper(inline="always")
+def empties(val, h):
+    """How many cells of house h are empty."""
+    n = 0
+    for k in range(9):
+        if val[HOUSE_CELLS[h, k]] == 0:
+            n += 1
+    return n
+
+
+# -------------------------------------------------------------------------- singles
+
+
+@compiled.helper()
+def hidden_single(val, cand, bb, H, E):
+    """A digit with one place left in a house: 1.0 when it is the house's last empty cell,
+    1.2 in a box, 1.5 in a row or column."""
+    for h in range(27):
+        for d in range(9):
+            if count_in(bb, d, h) == 1:
+                pos = positions(cand, h, d)
+                c = HOUSE_CELLS[h, lowbit(pos)]
+                r = 10 if empties(val, h) == 1 else (12 if h >= BOX else 15)
+                offer(H, T_HIDDEN_SINGLE, r, c, d + 1, E, 0, h, 0, 0, 0)
+                if r == 10:
+                    return True
+    return H[TECH] != 0
+
+
+@compiled.helper()
+def naked_single(val, cand, H, E):
+    """A cell with one candidate left: 2.3."""
+    for c in range(81):
+        if val[c] == 0 and POP9[cand[c]] == 1:
+            return offer(H, T_NAKED_SINGLE, 23, c, lowbit(cand[c]) + 1, E, 0, 0, 0, 0, 0)
+    return False
+
+
+@compiled.helper()
+def single_after(bb, d, gone):
+    """The cell that becomes d's (0-based) only place in a box once the cells of the
+    bitboard `gone` lose d, or -1 (serate's direct pointing looks at boxes only)."""
+    for h in range(BOX, 27):
+        before = 0
+        after = 0
+        for w in range(3):
+            before += popcount(bb[d, w] & HOUSE_BB[h, w])
+            after += popcount(bb[d, w] & ~gone[w] & HOUSE_BB[h, w])
+        if after == 1 and before > 1:
+            for w in range(3):
+                m = bb[d, w] & ~gone[w] & HOUSE_BB[h, w]
+                if m:
+                    return 27 * w + lowbit(m)
+    return -1
+
+
+# -------------------------------------------------------------------------- intersections
+
+
+@compiled.helper()
+def intersections(cand, bb, H, E, direct):
+    """Pointing (a box's candidates of a digit on one line: out of the rest of the line,
+    2.6) and claiming (a line's in one box: out of the rest of the box, 2.8). `direct`: only
+    those that leave a hidden single, which is placed instead (direct pointing 1.7)."""
+    gone = np.zeros(3, np.int64)
+    for kind in range(2):  # 0: pointing (box -> line), 1: claiming (line -> box)
+        if direct and kind == 1:
+            break  # serate 1.2.1 has no direct claiming
+        for d in range(9):
+            for h0 in range(27):
+                if kind == 0 and h0 < BOX:
+                    continue
+                if kind == 1 and h0 >= BOX:
+                    continue
+                if count_in(bb, d, h0) < 2:
+                    continue
+                # the other house holding all of h0's candidates of d
+                first = -1
+                for k in range(9):
+                    c = HOUSE_CELLS[h0, k]
+                    if (cand[c] >> d) & 1:
+                        first = c
+                        break
+                for t in range(3):
+                    h1 = CELL_HOUSES[first, t]
+                    if h1 == h0 or (kind == 0 and h1 >= BOX) or (kind == 1 and h1 < BOX):
+                        continue
+                    inside = True
+                    ne = 0
+                    for w in range(3):
+                        if bb[d, w] & HOUSE_BB[h0, w] & ~HOUSE_BB[h1, w]:
+                            inside = False
+                    if not inside:
+                        continue
+                    for w in range(3):
+                        gone[w] = bb[d, w] & HOUSE_BB[h1, w] & ~HOUSE_BB[h0, w]
+                        m = gone[w]
+                        while m:
+                            k = lowbit(m)
+                            m &= m - 1
+                            E[ne] = (27 * w + k) * 10 + d + 1
+                            ne += 1
+                    if ne == 0:
+                        continue
+                    if direct:
+                        c = single_after(bb, d, gone)
+                        if c >= 0:
+                            return offer(H, T_DIRECT_POINTING, 17, c, d + 1, E, 0,
+                                         h0, h1, d + 1, 0)
+                    else:
+                        tech = T_POINTING if kind == 0 else T_CLAIMING
+                        offer(H, tech, 26 if kind == 0 else 28, -1, 0, E, ne, h0, h1, d + 1, 0)
+                        if kind == 0:
+                            return True
+    return H[TECH] != 0
+
+
+# -------------------------------------------------------------------------- subsets
+
+
+@compiled.helper()
+def naked_subset(val, cand, H, E, size):
+    """`size` cells of a house holding `size` digits between them: those digits out of the
+    house's other cells."""
+    for h in range(27):
+        eligible = 0
+        for k in range(9):
+            c = HOUSE_CELLS[h, k]
+            if val[c] == 0 and POP9[cand[c]] <= size:
+                eligible |= 1 << k
+        if POP9[eligible] < size:
+            continue
+        for m in range(512):
+            if POP9[m] != size or (m & ~eligible):
+                continue
+            digits = 0
+            for k in range(9):
+                if (m >> k) & 1:
+                    digits |= cand[HOUSE_CELLS[h, k]]
+            if POP9[digits] != size:
+                continue
+            ne = 0
+            for k in range(9):
+                if (m >> k) & 1:
+                    continue
+                c = HOUSE_CELLS[h, k]
+                x = cand[c] & digits
+                while x:
+                    d = lowbit(x)
+                    x &= x - 1
+                    E[ne] = c * 10 + d + 1
+                    ne += 1
+            if ne:
+                return offer(H, NAKED_TECH[size], NAKED_RATING[size], -1, 0, E, ne, h, m,
+                             digits, 0)
+    return False
+
+
+@compiled.helper()
+def hidden_subset(val, cand, bb, H, E, size, direct):
+    """`size` digits with only `size` places in a house: the places' other candidates go.
+    `direct`: only those that leave a hidden single in the house, which is placed instead."""
+    pos = np.zeros(9, np.int64)
+    for h in range(27):
+        eligible = 0
+        for d in range(9):
+            pos[d] = positions(cand, h, d)
+            n = POP9[pos[d]]
+            if n >= 2 and n <= size:
+                eligible |= 1 << d
+        if POP9[eligible] < size:
+            continue
+        for m in range(512):
+            if POP9[m] != size or (m & ~eligible):
+                continue
+            cells = 0
+            for d in range(9):
+                if (m >> d) & 1:
+                    cells |= pos[d]
+            if POP9[cells] != size:
+                continue
+            ne = 0
+            for k in range(9):
+                if (cells >> k) & 1:
+                    c = HOUSE_CELLS[h, k]
+                    x = cand[c] & ~m
+                    while x:
+                        d = lowbit(x)
+                        x &= x - 1
+                        E[ne] = c * 10 + d + 1
+                        ne += 1
+            if ne == 0:
+                continue
+            if not direct:
+                return offer(H, HIDDEN_TECH[size], HIDDEN_RATING[size], -1, 0, E, ne, h,
+                             cells, m, 0)
+            for d in range(9):
+                if (m >> d) & 1 or pos[d] == 0:
+                    continue
+                if POP9[pos[d]] >= 2 and POP9[pos[d] & ~cells] == 1:
+                    c = HOUSE_CELLS[h, lowbit(pos[d] & ~cells)]
+                    return offer(H, DIRECT_HIDDEN_TECH[size], DIRECT_HIDDEN_RATING[size], c,
+                                 d + 1, E, 0, h, cells, m, 0)
+    return False
+
+
+@compiled.helper()
+def fish(cand, H, E, size):
+    """A digit's places in `size` rows lie in `size` columns (or the other way round): the
+    digit out of the rest of those columns. X-Wing, Swordfish, Jellyfish."""
+    lines = np.zeros(9, np.int64)
+    for d in range(9):
+        for kind in range(2):  # base: 0 rows, 1 columns
+            base0 = ROW if kind == 0 else COL
+            eligible = 0
+            for i in range(9):
+                lines[i] = positions(cand, base0 + i, d)
+                n = POP9[lines[i]]
+                if n >= 2 and n <= size:
+                    eligible |= 1 << i
+            if POP9[eligible] < size:
+                continue
+            for m in range(512):
+                if POP9[m] != size or (m & ~eligible):
+                    continue
+                cover = 0
+                for i in range(9):
+                    if (m >> i) & 1:
+                        cover |= lines[i]
+                if POP9[cover] != size:
+                    continue
+                ne = 0
+                for i in range(9):
+                    if (m >> i) & 1:
+                        continue
+                    x = lines[i] & cover
+                    while x:
+                        j = lowbit(x)
+                        x &= x - 1
+                        c = 9 * i + j if kind == 0 else 9 * j + i
+                        E[ne] = c * 10 + d + 1
+                        ne += 1
+                if ne:
+                    return offer(H, FISH_TECH[size], FISH_RATING[size], -1, 0, E, ne,
+                                 kind, m, cover, d + 1)
+    return False
+
+
+# -------------------------------------------------------------------------- wings
+
+
+@compiled.helper()
+def common_peers(bb, d, a, b, c, E, ne):
+    """Append to E the cells seeing a, b and c (c = -1: a and b) with candidate d (0-based)."""
+    for w in range(3):
+        m = bb[d, w] & PEER_BB[a, w] & PEER_BB[b, w]
+        if c >= 0:
+            m &= PEER_BB[c, w]
+        while m:
+            k = lowbit(m)
+            m &= m - 1
+            E[ne] = (27 * w + k) * 10 + d + 1
+            ne += 1
+    return ne
+
+
+@compiled.helper()
+def xy_wing(val, cand, bb, H, E, xyz):
+    """XY-Wing (4.2): a bivalue pivot xy seeing xz and yz: z out of the cells seeing both
+    pincers. XYZ-Wing (4.4): a pivot xyz, z also out of the pivot's peers."""
+    want = 3 if xyz else 2
+    for p in range(81):
+        mp = cand[p]
+        if val[p] != 0 or POP9[mp] != want:
+            continue
+        for i in range(81):
+            mi = cand[i]
+            if i == p or not SEES[p, i] or POP9[mi] != 2:
+                continue
+            if xyz:
+                if (mi & mp) != mi:
+                    continue
+            elif POP9[mi & mp] != 1:
+                continue
+            for j in range(i + 1, 81):
+                mj = cand[j]
+                if j == p or not SEES[p, j] or POP9[mj] != 2 or mj == mi:
+                    continue
+                if xyz:
+                    if (mj & mp) != mj or (mi | mj) != mp:
+                        continue
+                    z = mi & mj
+                else:
+                    z = mi & mj & ~mp
+                    if POP9[z] != 1 or POP9[mj & mp] != 1 or (mi | mj | mp) != (mp | z):
+                        continue
+                zd = lowbit(z)
+                ne = common_peers(bb, zd, i, j, p if xyz else -1, E, 0)
+                # the pincers and pivot themselves are not peers of all three
+                k = 0
+                while k < ne:
+                    c = E[k] // 10
+                    if c == p or c == i or c == j:
+                        ne -= 1
+                        E[k] = E[ne]
+                    else:
+                        k += 1
+                if ne:
+                    return offer(H, T_XYZ_WING if xyz else T_XY_WING, 44 if xyz else 42, -1, 0,
+                                 E, ne, p, i, j, zd + 1)
+    return False
+
+
+# -------------------------------------------------------------------------- uniqueness
+
+
+@compiled.helper()
+def unique_rectangle(val, cand, bb, H, E):
+    """Unique rectangles (types 1-4, 4.5): four cells on two rows, two columns and two
+    boxes that could all hold the same two digits; a puzzle with one solution cannot end
+    with them so, which eliminates."""
+    found = False
+    for r1 in range(9):
+        for r2 in range(r1 + 1, 9):
+            for c1 in range(9):
+                for c2 in range(c1 + 1, 9):
+                    if (r1 // 3 == r2 // 3) == (c1 // 3 == c2 // 3):
+                        continue  # four boxes, or one
+                    a = 9 * r1 + c1
+                    b = 9 * r1 + c2
+                    c = 9 * r2 + c1
+                    d = 9 * r2 + c2
+                    if val[a] or val[b] or val[c] or val[d]:
+                        continue
+                    common = cand[a] & cand[b] & cand[c] & cand[d]
+                    if POP9[common] < 2:
+                        continue
+                    x = common
+                    while x:
+                        u = lowbit(x)
+                        x &= x - 1
+                        y = x
+                        while y:
+                            v = lowbit(y)
+                            y &= y - 1
+                            pair = (1 << u) | (1 << v)
+                            if rectangle(cand, bb, H, E, a, b, c, d, pair, u, v):
+                                found = True
+    return found
+
+
+@compiled.helper()
+def ur_offer(H, tech, rating, E, ne, a, b, c, d):
+    """offer, and among rectangles of one rating the lower type first (serate's order)."""
+    if rating == H[RATING] and tech < H[TECH]:
+        H[RATING] = rating + 1
+    return offer(H, tech, rating, -1, 0, E, ne, a, b, c, d)
+
+
+@compiled.helper()
+def rectangle(cand, bb, H, E, a, b, c, d, pair, u, v):
+    """The hints of one rectangle (corners a b / c d, a-d diagonal) on the digits u, v."""
+    cells = np.array([a, b, d, c])  # in loop order
+    extra = 0
+    n_extra = 0
+    for k in range(4):
+        if cand[cells[k]] != pair:
+            extra |= 1 << k
+            n_extra += 1
+    if n_extra == 0:
+        return False
+    if n_extra == 1:  # type 1: the odd corner is not u nor v
+        k = lowbit(extra)
+        e = cells[k]
+        E[0] = e * 10 + u + 1
+        E[1] = e * 10 + v + 1
+        return ur_offer(H, T_UR1, 45, E, 2, a, b, c, d)
+    if n_extra != 2:
+        return False
+    k1 = lowbit(extra)
+    k2 = lowbit(extra & (extra - 1))
+    e1 = cells[k1]
+    e2 = cells[k2]
+    x1 = cand[e1] & ~pair
+    x2 = cand[e2] & ~pair
+    kept = False
+    if x1 == x2 and POP9[x1] == 1:  # type 2: one extra digit, out of the cells seeing both
+        z = lowbit(x1)
+        ne = common_peers(bb, z, e1, e2, -1, E, 0)
+        if ne and ur_offer(H, T_UR2, 45, E, ne, a, b, c, d):
+            kept = True
+    if not SEES[e1, e2]:
+        return kept
+    for t in range(3):
+        h = CELL_HOUSES[e1, t]
+        if CELL_HOUSES[e2, t] != h:
+            continue
+        # type 4: u (or v) only at e1 and e2 in their house: the other one goes
+        for s in range(2):
+            keep = u if s == 0 else v
+            drop = v if s == 0 else u
+            if count_in(bb, keep, h) == 2:
+                E[0] = e1 * 10 + drop + 1
+                E[1] = e2 * 10 + drop + 1
+                if ur_offer(H, T_UR4, 45, E, 2, a, b, c, d):
+                    kept = True
+        # type 3: the extras with other cells of the house form a naked subset
+        xs = x1 | x2
+        if ur_type3(cand, H, E, h, e1, e2, xs, a, b, c, d):
+            kept = True
+    return kept
+
+
+@compiled.helper()
+def ur_type3(cand, H, E, h, e1, e2, xs, a, b, c, d):
+    """Type 3: the two odd corners act as one cell holding their extras `xs`; with n other
+    cells of house h they hold n + 1 digits: those digits out of the house's rest."""
+    others = 0
+    for k in range(9):
+        x = HOUSE_CELLS[h, k]
+        if x != e1 and x != e2 and cand[x] != 0:
+            others |= 1 << k
+    for m in range(1, 512):
+        if m & ~others or POP9[m] > 3:
+            continue
+        digits = xs
+        for k in range(9):
+            if (m >> k) & 1:
+                digits |= cand[HOUSE_CELLS[h, k]]
+        if POP9[digits] != POP9[m] + 1:
+            continue
+        ne = 0
+        for k in range(9):
+            x = HOUSE_CELLS[h, k]
+            if (m >> k) & 1 or x == e1 or x == e2:
+                continue
+            y = cand[x] & digits
+            while y:
+                t = lowbit(y)
+                y &= y - 1
+                E[ne] = x * 10 + t + 1
+                ne += 1
+        if ne:
+            return ur_offer(H, T_UR3, 45 + POP9[m] - 1, E, ne, a, b, c, d)
+    return False
+
+
+@compiled.helper()
+def bug(val, cand, bb, H, E):
+    """Bivalue universal grave: were the extra candidates of a few cells gone, every cell
+    would hold two and every house each digit twice, a puzzle of two solutions. Type 1
+    (5.6): one such cell, its extra digit is placed; type 2 (5.7): one extra digit in all,
+    it goes from the cells seeing them all."""
+    bugc = np.zeros(9, np.int64)
+    bx = np.zeros(9, np.int64)  # each such cell's extra digits
+    nb = 0
+    extras = 0
+    for c in range(81):
+        if val[c] != 0 or POP9[cand[c]] == 2:
+            continue
+        if POP9[cand[c]] < 2 or nb == 9:
+            return False
+        x = 0
+        m = cand[c]
+        while m:
+            d = lowbit(m)
+            m &= m - 1
+            for t in range(3):
+                if count_in(bb, d, CELL_HOUSES[c, t]) > 2:
+                    x |= 1 << d
+        if POP9[cand[c] & ~x] != 2:
+            return False
+        bugc[nb] = c
+        bx[nb] = x
+        nb += 1
+        extras |= x
+    if nb == 0:
+        return False
+    # the grave without the extras: every digit twice (or not at all) in every house
+    for h in range(27):
+        for d in range(9):
+            n = count_in(bb, d, h)
+            for i in range(nb):
+                if (bx[i] >> d) & 1:
+                    c = bugc[i]
+                    if CELL_HOUSES[c, 0] == h or CELL_HOUSES[c, 1] == h or CELL_HOUSES[c, 2] == h:
+                        n -= 1
+            if n != 0 and n != 2:
+                return False
+    if nb == 1:
+        c = bugc[0]
+        if POP9[extras] != 1:
+            return False
+        d = lowbit(extras)
+        return offer(H, T_BUG1, 56, c, d + 1, E, 0, c, 0, 0, 0)
+    if POP9[extras] == 1:
+        d = lowbit(extras)
+        ne = 0
+        for w in range(3):
+            m = bb[d, w]
+            for i in range(nb):
+                m &= PEER_BB[bugc[i], w]
+            while m:
+                k = lowbit(m)
+                m &= m - 1
+                E[ne] = (27 * w + k) * 10 + d + 1
+                ne += 1
+        if ne:
+            return offer(H, T_BUG2, 57, -1, 0, E, ne, bugc[0], bugc[1], d + 1, 0)
+    return False
+
+
+# -------------------------------------------------------------------------- exclusion
+
+
+@compiled.helper()
+def aligned_pair(val, cand, H, E):
+    """Aligned pair exclusion (6.2): two cells of a house; a pair of their digits that
+    would empty a cell seeing both (or put one digit twice in the house) cannot be; a digit
+    of one cell in no pair left goes."""
+    xs = np.zeros(20, np.int64)
+    for a in range(81):
+        if val[a] != 0:
+            continue
+        for b in range(a + 1, 81):
+            if val[b] != 0 or not SEES[a, b]:
+                continue
+            # the cells seeing both that a pair of digits could empty (two candidates)
+            nx = 0
+            for k in range(20):
+                c = PEERS[a, k]
+                if c != b and val[c] == 0 and SEES[b, c] and POP9[cand[c]] <= 2:
+                    xs[nx] = cand[c]
+                    nx += 1
+            allowed_a = 0
+            allowed_b = 0
+            ma = cand[a]
+            mb = cand[b]
+            x = ma
+            while x:
+                u = lowbit(x)
+                x &= x - 1
+                y = mb
+                while y:
+                    v = lowbit(y)
+                    y &= y - 1
+                    if u == v:
+                        continue
+                    pair = (1 << u) | (1 << v)
+                    ok = True
+                    for i in range(nx):
+                        if (xs[i] & ~pair) == 0:
+                            ok = False
+                            break
+                    if ok:
+                        allowed_a |= 1 << u
+                        allowed_b |= 1 << v
+            ne = 0
+            x = ma & ~allowed_a
+            while x:
+                u = lowbit(x)
+                x &= x - 1
+                E[ne] = a * 10 + u + 1
+                ne += 1
+            x = mb & ~allowed_b
+            while x:
+                u = lowbit(x)
+                x &= x - 1
+                E[ne] = b * 10 + u + 1
+                ne += 1
+            if ne:
+                return offer(H, T_APE, 62, -1, 0, E, ne, a, b, 0, 0)
+    return False
