@@ -54,6 +54,7 @@ _WHERE = {
     "is_solution": "pipeline.sudoku.check",
     "is_valid_sudoku": "pipeline.sudoku.classic", "solve_sudoku": "pipeline.sudoku.classic",
     "decode": "pipeline.sudoku.grid", "encode": "pipeline.sudoku.grid",
+    "rate": "pipeline.sudoku.rate", "RateResult": "pipeline.sudoku.rate",
     "Outcome": "pipeline.sudoku.solver", "Status": "pipeline.sudoku.solver",
     "solve_grids": "pipeline.sudoku.solver", "solve_strings": "pipeline.sudoku.solver",
     **dict.fromkeys(["DefinitionMismatch", "InputChanged", "InputError", "InvalidPuzzle",

@@ -132,6 +132,16 @@ def run(
         "--canonical/--no-canonical", envvar=_env("canonical"),
         help="Add each puzzle's canonical (minlex) form and automorphism count (for "
         "`pipeline dedup`, `split`, `augment`).")] = DEFAULTS.canonical,
+    rate: Annotated[bool, typer.Option(
+        "--rate/--no-rate", envvar=_env("rate"),
+        help="Rate each solved puzzle as a person would find it, on Sudoku Explainer's scale "
+        "(columns ser, ser_pearl, ser_diamond, ser_technique, ser_steps, rate_note).")
+    ] = DEFAULTS.rate,
+    rate_budget: Annotated[int, typer.Option(
+        metavar="UNITS", min=0, envvar=_env("rate_budget"),
+        help="The rater's effort per puzzle, past which ser is null and rate_note says how "
+        "far it came; 0 = the rater's default (every public puzzle fits it).")
+    ] = DEFAULTS.rate_budget,
     compression: Annotated[str, typer.Option(
         click_type=click.Choice(COMPRESSIONS), envvar=_env("compression"),
         help="The parts' grid columns (puzzle, solution, ...): zstd (2.4x smaller, a third "
@@ -184,7 +194,8 @@ def run(
         inputs=input, folder=output or "", overwrite=overwrite, quiet=quiet,
         workers=workers, chunk_size=chunk_size, limit=limit, puzzle_column=puzzle_column,
         solution_column=solution_column, first_solution=first_solution,
-        fail_on=fail_on or [], timings=timings, canonical=canonical, compression=compression,
+        fail_on=fail_on or [], timings=timings, canonical=canonical, rate=rate,
+        rate_budget=rate_budget, compression=compression,
         executor=executor, scheduler=scheduler, log_level=log_level,
         stall_timeout=stall_timeout)
     show = sys.stderr.isatty() and not quiet and not json_out
@@ -235,6 +246,9 @@ def solve(
     ] = "board",
     first_solution: Annotated[bool, typer.Option(
         "--first-solution", help="Do not prove uniqueness.")] = False,
+    rate: Annotated[bool, typer.Option(
+        "--rate", help="Rate each solved puzzle on Sudoku Explainer's scale: ER/EP/ED and "
+        "the technique that set ER.")] = False,
 ) -> None:
     """Solve puzzles given on the command line or stdin.
 
@@ -242,7 +256,10 @@ def solve(
     """
     from pipeline.tools import solve as solve_mod
 
-    raise typer.Exit(solve_mod.main(puzzle, format, first_solution))
+    if rate and first_solution:
+        raise UsageError("--rate rates puzzles proven to have one solution; it cannot go "
+                         "with --first-solution")
+    raise typer.Exit(solve_mod.main(puzzle, format, first_solution, rate))
 
 
 @app.command()
@@ -335,19 +352,30 @@ def show(
                                           help="A run folder made by `pipeline run`.")],
     status: Annotated[str | None, typer.Option(
         click_type=StatusList(),
-        help="Rows of these statuses [default: every status but solved].")] = None,
+        help="Rows of these statuses [default: every status but solved; every status with "
+        "--ser or --sort].")] = None,
+    ser: Annotated[str | None, typer.Option(
+        metavar="BAND", help="Only rows rated in this SER band: 7.0-8.0, 9+ or 8.3 (a run "
+        "made with --rate).")] = None,
+    sort: Annotated[str, typer.Option(
+        click_type=click.Choice(["input", "ser", "guesses", "solve_us"]),
+        help="Input order, or the highest ser (guesses, solve_us) first.")] = "input",
     limit: Annotated[int, typer.Option(
         metavar="N", min=0, help="At most N rows; 0 = all.")] = 20,
     format: Annotated[str, typer.Option(
         "--format", "-f", click_type=click.Choice(["table", "csv", "json"]),
         help="table (for a person), csv or json (one object a line).")] = "table",
 ) -> None:
-    """The rows of a run with given statuses: source, row, status, reason, puzzle.
+    """The rows of a run with given statuses: source, row, status, reason, puzzle (and ser,
+    ser_technique in a run made with --rate).
 
-    The question after a run: which rows were not solved, and why."""
+    The question after a run: which rows were not solved, and why; which are the hardest."""
     from pipeline.tools import show as show_mod
 
-    show_mod.main(folder, status or [s for s in STATUS_NAMES if s != "solved"], limit, format)
+    band = show_mod.parse_band(ser) if ser is not None else None
+    every = band is not None or sort != "input"
+    show_mod.main(folder, status or [s for s in STATUS_NAMES if every or s != "solved"], limit,
+                  format, band, sort)
 
 
 @app.command()
@@ -383,8 +411,9 @@ def split(
         "--format", "-f", click_type=click.Choice(["parquet", "csv"]),
         help="The split files' format.")] = "parquet",
     stratify: Annotated[str, typer.Option(
-        metavar="COLUMN", help="Keep this column's mix the same in every split; 'none' for "
-        "no stratifying.")] = "grade",
+        metavar="COLUMN", help="Keep this column's mix the same in every split: a column "
+        "(grade, ...), ser_band (the SER bands of a run made with --rate: ser_1_2 .. "
+        "ser_10_up), or 'none' for no stratifying.")] = "grade",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing.")] = False,
 ) -> None:
     """Split the run's rows into files (train/val/test), whole equivalence classes to a

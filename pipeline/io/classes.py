@@ -47,10 +47,11 @@ from pipeline.errors import InputError, UsageError
 from pipeline.io.runfolder import ROW_BITS, Part, Run, part_batches, run_of
 from pipeline.io.scratch import SPILL_PREFIX
 from pipeline.io.strings import buffers
-from pipeline.sudoku.grade import GRADES
+from pipeline.sudoku.grade import GRADES, SER_BAND_NAMES, SER_BANDS
 
 MEMORY_ROWS = 1 << 19  # records held at once, per pass (peak about 250-450 B a record)
 MAX_STRATA = 1000
+SER_BAND = "ser_band"  # --stratify by the SER band of `ser` (stats: ser_1_2 .. ser_10_up)
 
 # One spill record: the packed form, the row's key, a count (1 for a row), a stratum code.
 RECORD = np.dtype([("w", "<u8", (5,)), ("key", "<i8"), ("n", "<i8"), ("s", "<i4")])
@@ -264,11 +265,14 @@ def spill_folder(spill_dir: str | None, needed: bool):
 
 class Strata:
     """Codes for the values of the column to stratify by: 0 is null, then values as met
-    (grades in their own order first), so the codes are the same for the same run."""
+    (grades in their own order first), so the codes are the same for the same run.
+    `ser_band` is not a column: the strata are the SER bands of the `ser` column."""
 
     def __init__(self, column: str | None):
-        self.column = column
-        self.labels: list[str | None] = [None] + (list(GRADES) if column == "grade" else [])
+        self.by = column
+        self.column = "ser" if column == SER_BAND else column  # the column read
+        first = {"grade": list(GRADES), SER_BAND: list(SER_BAND_NAMES)}.get(column or "", [])
+        self.labels: list[str | None] = [None, *first]
         self._codes = {v: i for i, v in enumerate(self.labels)}
 
     def codes(self, arr) -> np.ndarray:
@@ -279,6 +283,11 @@ class Strata:
             return np.zeros(len(arr), np.int32)
         if isinstance(arr, pa.ChunkedArray):
             arr = arr.combine_chunks()
+        if self.by == SER_BAND:  # band k (from 1) of each rating, 0 for none
+            tenths = np.rint(pc.fill_null(arr, 0.0).to_numpy(zero_copy_only=False) * 10)
+            lows = np.array([lo for lo, _ in SER_BANDS])
+            band = np.searchsorted(lows, tenths, side="right")
+            return np.where(tenths >= lows[0], band, 0).astype(np.int32)
         arr = pc.dictionary_encode(arr.cast(pa.string()))
         lut = []
         for value in arr.dictionary.to_pylist():

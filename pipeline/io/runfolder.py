@@ -34,6 +34,7 @@ from pipeline.errors import DefinitionMismatch, InputError, OutputBusy, RunFaile
 from pipeline.io.ranges import Range
 from pipeline.io.schema import write_options
 from pipeline.io.storage import Location, as_location, why
+from pipeline.sudoku.grade import SER_BAND_NAMES
 from pipeline.sudoku.status import STATUS_NAMES
 
 log = logging.getLogger("pipeline.folder")
@@ -63,6 +64,10 @@ STATS_TYPES = {
     "uniqueness_checked": "bool", "pipeline_version": "string", "python_version": "string",
     "numba_version": "string", "started_at": "string", "finished_at": "string",
 }
+# With --rate: SER percentiles, the rows rated, and the rows per SER band
+RATED_STATS_TYPES = {"ser_rated": "int64", "ser_p50": "float64", "ser_p90": "float64",
+                     "ser_p99": "float64", "ser_max": "float64",
+                     **dict.fromkeys(SER_BAND_NAMES, "int64")}
 
 
 def part_name(number: int) -> str:
@@ -342,11 +347,13 @@ class RunFolder:
         self.loc.sync()
 
     def write_stats(self, rows: list[dict]) -> None:
-        """stats.parquet, whole or absent, from its rows (STATS_TYPES)."""
+        """stats.parquet, whole or absent, from its rows (STATS_TYPES, and RATED_STATS_TYPES
+        in a run with --rate)."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        schema = pa.schema([(name, pa.type_for_alias(t)) for name, t in STATS_TYPES.items()])
+        types = STATS_TYPES | (RATED_STATS_TYPES if rows and "ser_rated" in rows[0] else {})
+        schema = pa.schema([(name, pa.type_for_alias(t)) for name, t in types.items()])
         table = pa.Table.from_pylist(rows, schema=schema)
         self.child(STATS).write_atomic(lambda f: pq.write_table(table, f, compression="zstd"))
 

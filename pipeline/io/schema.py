@@ -13,6 +13,12 @@
     grade           easy .. extreme, solved rows only
     canonical       (with --canonical) the minlex form, `.` blanks; null for malformed rows
     automorphisms   (with --canonical) how many cell permutations map it onto itself
+    ser             (with --rate) Sudoku Explainer's rating (ER), solved rows only
+    ser_pearl       (with --rate) its pearl (EP): the hardest step before the first placement
+    ser_diamond     (with --rate) its diamond (ED): before the first elimination
+    ser_technique   (with --rate) the technique that set ser
+    ser_steps       (with --rate) the rating path's length
+    rate_note       (with --rate) why a solved row has no ser (its budget, a technique beyond)
     ...             the input's other columns, carried unchanged
     expected_solution  the input's expected solution where it differs from `solution`
 
@@ -38,13 +44,15 @@ if TYPE_CHECKING:
 
 OURS = ("source", "row", "puzzle", "status", "solution", "n_solutions", "guesses", "reason",
         "expected_match", "solve_us", "grade", "canonical", "automorphisms",
+        "ser", "ser_pearl", "ser_diamond", "ser_technique", "ser_steps", "rate_note",
         "expected_solution")
+RATED = ("ser", "ser_pearl", "ser_diamond", "ser_technique", "ser_steps", "rate_note")
 EXPECTED = "expected_solution"
 
 # Dictionary pages pay off only for the columns with few distinct values; min/max statistics
 # of 81-character grids help no reader, so they are not written.
-_DICTIONARY = {"source", "status", "grade", "reason"}
-_STATISTICS = {"row", "n_solutions", "guesses", "solve_us", "expected_match"}
+_DICTIONARY = {"source", "status", "grade", "reason", "ser_technique", "rate_note"}
+_STATISTICS = {"row", "n_solutions", "guesses", "solve_us", "expected_match", "ser"}
 # The 81-character columns: nine tenths of a part's bytes. zstd makes them 2.4x smaller at
 # about 0.9 µs a row (a third of a worker's time here); --compression chooses.
 _GRIDS = {"puzzle", "solution", "canonical", EXPECTED}
@@ -54,8 +62,8 @@ _GRIDS = {"puzzle", "solution", "canonical", EXPECTED}
 
 
 @cache
-def results_schema(carried: tuple[str, ...], expected: bool, canonical: bool = False
-                   ) -> pa.Schema:
+def results_schema(carried: tuple[str, ...], expected: bool, canonical: bool = False,
+                   rated: bool = False) -> pa.Schema:
     """The schema every part of a run shares."""
     import pyarrow as pa
 
@@ -69,6 +77,10 @@ def results_schema(carried: tuple[str, ...], expected: bool, canonical: bool = F
     ]
     if canonical:
         fields += [pa.field("canonical", pa.string()), pa.field("automorphisms", pa.int64())]
+    if rated:
+        fields += [pa.field("ser", pa.float64()), pa.field("ser_pearl", pa.float64()),
+                   pa.field("ser_diamond", pa.float64()), pa.field("ser_technique", pa.string()),
+                   pa.field("ser_steps", pa.int32()), pa.field("rate_note", pa.string())]
     fields += [pa.field(name, pa.string()) for name in carried]
     if expected:
         fields.append(pa.field(EXPECTED, pa.string()))
@@ -78,15 +90,16 @@ def results_schema(carried: tuple[str, ...], expected: bool, canonical: bool = F
 def results_table(schema: pa.Schema, spans: list[tuple[str, int, int]],
                   columns: dict[str, pa.Array], outcome: Outcome, grades: np.ndarray,
                   solve_us: np.ndarray | None,
-                  forms: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-                  ) -> pa.Table:
+                  forms: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+                  rated: dict[str, pa.Array] | None = None) -> pa.Table:
     """One part: its ranges' input columns and the outcome's, in the run's schema.
 
     `spans` are its ranges' (source, first row, rows), in order (a shared part has several).
 
     `grades` holds grade codes (indices into GRADES, NULL for none); `solve_us` the
     per-puzzle times (NaN where none), or None without timings; `forms` the canonical
-    forms, automorphism counts and a mask of the rows that have them.
+    forms, automorphism counts and a mask of the rows that have them; `rated` the rating's
+    columns (rated_columns).
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -120,6 +133,8 @@ def results_table(schema: pa.Schema, spans: list[tuple[str, int, int]],
         grids, autos, has_form = forms
         cols["canonical"] = grid_strings(grids, ".", has_form)
         cols["automorphisms"] = pa.array(autos, mask=~has_form, type=pa.int64())
+    if rated is not None:
+        cols.update(rated)
     if EXPECTED in schema.names and EXPECTED in columns:
         wanted = columns[EXPECTED]
         same = outcome.expected_same
@@ -131,6 +146,23 @@ def results_table(schema: pa.Schema, spans: list[tuple[str, int, int]],
             got = columns.get(f.name)
             cols[f.name] = got if got is not None else pa.nulls(n, f.type)
     return pa.Table.from_arrays([_as(cols[f.name], f.type) for f in schema], schema=schema)
+
+
+def rated_columns(er: np.ndarray, ep: np.ndarray, ed: np.ndarray, technique: list,
+                  steps: np.ndarray, notes: dict[int, str]) -> dict[str, pa.Array]:
+    """The rating's columns: ratings in tenths (0 = none: null), the technique's name per
+    row (None: null), the path's length (0 with no rating: null), notes by row."""
+    import pyarrow as pa
+
+    none = er == 0
+    return {
+        "ser": pa.array(er / 10.0, mask=none, type=pa.float64()),
+        "ser_pearl": pa.array(ep / 10.0, mask=none, type=pa.float64()),
+        "ser_diamond": pa.array(ed / 10.0, mask=none, type=pa.float64()),
+        "ser_technique": pa.array(technique, pa.string()),
+        "ser_steps": pa.array(steps, mask=none, type=pa.int32()),
+        "rate_note": _reasons(notes, len(er)),
+    }
 
 
 def _as(arr: pa.Array, type_: pa.DataType) -> pa.Array:

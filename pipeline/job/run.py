@@ -241,6 +241,8 @@ def _definition(inputs: list[Input], settings: Settings) -> dict:
         "limit": settings.solution_limit,
         "rows": settings.limit,
         "canonical": settings.canonical,
+        # (only with --rate: a run without it is defined as before)
+        **({"rate": True, "rate_budget": settings.rate_budget} if settings.rate else {}),
     }
 
 
@@ -257,7 +259,8 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
     tallies = [Tally() for _ in inputs]
     resumed = sum(r.rows for r in ranges if r.part in done)
     if done:
-        stats.count_done(run_folder, {p: m for p, m in parts.items() if p in done}, tallies)
+        stats.count_done(run_folder, {p: m for p, m in parts.items() if p in done}, tallies,
+                         settings.rate)
         log.info("resuming: %d rows already written", resumed)
     hooks.on_start(run_folder.shown, resumed, sum(r.rows for r in ranges))
     executor.on_progress = hooks.on_progress
@@ -288,7 +291,8 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
             yield Solve(first.range, first.location, first.shape, first.source,
                         run_folder.results, tuple(carried), with_expected,
                         settings.solution_limit, settings.timings, settings.canonical, codec,
-                        definition=digest, fence=fence, more=tuple(more))
+                        definition=digest, fence=fence, more=tuple(more),
+                        rate=settings.rate_budget if settings.rate else -1)
 
     def on_done(figures: Figures) -> None:
         for i, rows, tally in figures.shares or [(figures.input, figures.rows,
@@ -323,7 +327,8 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
         # No rows at all: one empty part, so DIR/results still reads as a (0-row) table.
         runfolder.write_part(run_folder.results, Range(0, 0, 0, 0, 0, 0, ""),
                              schema.results_schema(tuple(carried), with_expected,
-                                                   settings.canonical).empty_table(), codec,
+                                                   settings.canonical, settings.rate).empty_table(),
+                                                   codec,
                              digest)
     wall = time.perf_counter() - t0
     total = Tally()

@@ -47,6 +47,8 @@ class Settings:
     solution_column: str = ""  # CSV column of the expected solutions; empty = by name
     timings: bool = True  # measure each puzzle's solve time (solve_us)
     canonical: bool = False  # add the canonical form and automorphism count
+    rate: bool = False  # rate solved rows on Sudoku Explainer's scale (ser, ser_pearl, ...)
+    rate_budget: int = 0  # effort units per puzzle past which ser is null; 0 = the rater's
     compression: str = "auto"  # the grid columns': zstd, none, auto = none unless a URL
     executor: str = "local"  # local (a process pool) or dask
     scheduler: str = ""  # a Dask scheduler's address; empty with dask = a local cluster
@@ -63,6 +65,12 @@ class Settings:
         if not self.stall_timeout > 0:
             raise UsageError(f"stall timeout must be more than 0 seconds, not "
                              f"{self.stall_timeout}")
+        if self.rate and self.first_solution:
+            raise UsageError("--rate rates puzzles proven to have one solution; it cannot go "
+                             "with --first-solution")
+        if self.rate_budget < 0:
+            raise UsageError(f"rate budget must be 0 (the rater's default) or more, not "
+                             f"{self.rate_budget}")
         if self.limit < 0:
             raise UsageError(f"limit must be 0 (every row) or more, not {self.limit}")
         if self.executor not in EXECUTORS:

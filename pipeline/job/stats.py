@@ -16,12 +16,12 @@ from pipeline.io.ranges import Range
 from pipeline.io.runfolder import RunFolder
 from pipeline.job.settings import Settings
 from pipeline.job.summary import Summary
-from pipeline.job.tally import Tally
+from pipeline.job.tally import Tally, ser_figures
 from pipeline.sudoku.status import NULL, STATUS_NAMES
 
 
-def count_done(run_folder: RunFolder, parts: dict[int, list[Range]], tallies: list[Tally]
-               ) -> None:
+def count_done(run_folder: RunFolder, parts: dict[int, list[Range]], tallies: list[Tally],
+               rated: bool = False) -> None:
     """Count the rows of parts already written ({part: its ranges}) into the tallies, one
     part at a time (a shared part's rows are its ranges', in order)."""
     import pyarrow as pa
@@ -29,14 +29,18 @@ def count_done(run_folder: RunFolder, parts: dict[int, list[Range]], tallies: li
 
     names = pa.array(STATUS_NAMES)
     for part, members in parts.items():
-        table = run_folder.read_part(part, ["status", "guesses", "solve_us"])
+        table = run_folder.read_part(part, ["status", "guesses", "solve_us",
+                                            *(["ser"] if rated else [])])
         status = pc.index_in(table.column("status"), value_set=names).to_numpy()
         guesses = pc.fill_null(table.column("guesses"), NULL).to_numpy()
         us = pc.fill_null(table.column("solve_us"), float("nan")).to_numpy()
+        ser = (np.rint(pc.fill_null(table.column("ser"), 0.0).to_numpy() * 10).astype(np.int64)
+               if rated else None)
         at = 0
         for r in members:
             end = at + r.rows
-            tallies[r.input].add(status[at:end], guesses[at:end], us[at:end])
+            tallies[r.input].add(status[at:end], guesses[at:end], us[at:end],
+                                 None if ser is None else ser[at:end])
             at = end
 
 
@@ -65,6 +69,7 @@ def rows(inputs: list[Input], settings: Settings, summary: Summary, tallies: lis
         "engine_seconds": engine[0], "engine_cpu_seconds": engine[1],
         "distinct_classes": classes[1] if classes else None,
         **total.guesses_figures(), **total.solve_us_figures(),
+        **(ser_figures(total.ser) if settings.rate else {}),
         "chunk_solve_us_per_row_p50": float(np.percentile(per_part, 50)) if len(per_part)
         else None,
         "chunk_solve_us_per_row_p99": float(np.percentile(per_part, 99)) if len(per_part)
@@ -81,6 +86,7 @@ def rows(inputs: list[Input], settings: Settings, summary: Summary, tallies: lis
             "worker_seconds": seconds, "engine_seconds": None, "engine_cpu_seconds": None,
             "distinct_classes": classes[0].get(inp.source, 0) if classes else None,
             **tally.guesses_figures(), **tally.solve_us_figures(),
+            **(ser_figures(tally.ser) if settings.rate else {}),
             "chunk_solve_us_per_row_p50": None, "chunk_solve_us_per_row_p99": None,
             **common,
         })

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pipeline.sudoku.grade import SER_BAND_NAMES, SER_BANDS
 from pipeline.sudoku.status import NULL, STATUS_NAMES
 
 _BINS_PER_DECADE = 200  # 10 ** (1 / 200): bins about 1.2% wide, midpoints within 0.6%
@@ -27,9 +28,14 @@ class Tally:
         self.us_bins = np.zeros(0, dtype=np.int64)
         self.us_counts = np.zeros(0, dtype=np.int64)
         self.solve_us_max: float | None = None
+        self.ser = np.zeros(0, dtype=np.int64)  # SER in tenths -> how many rows (--rate)
 
-    def add(self, status: np.ndarray, guesses: np.ndarray, solve_us: np.ndarray | None) -> None:
-        """Count one chunk: status codes, guesses (NULL = none) and solve µs (NaN = none)."""
+    def add(self, status: np.ndarray, guesses: np.ndarray, solve_us: np.ndarray | None,
+            ser: np.ndarray | None = None) -> None:
+        """Count one chunk: status codes, guesses (NULL = none), solve µs (NaN = none) and
+        SER in tenths (0 = none)."""
+        if ser is not None:
+            self._add_ser(np.bincount(np.asarray(ser, dtype=np.int64)))
         self.counts += np.bincount(np.asarray(status, dtype=np.int64),
                                    minlength=len(STATUS_NAMES))
         g = np.asarray(guesses, dtype=np.int64)
@@ -58,6 +64,13 @@ class Tally:
         np.add.at(total, where, np.concatenate([self.us_counts, counts]))
         self.us_bins, self.us_counts = merged, total
 
+    def _add_ser(self, hist: np.ndarray) -> None:
+        hist = hist.copy()
+        hist[:1] = 0  # no rating
+        if len(hist) > len(self.ser):
+            self.ser = np.pad(self.ser, (0, len(hist) - len(self.ser)))
+        self.ser[: len(hist)] += hist
+
     @property
     def solve_us(self) -> np.ndarray:
         """The time histogram, all its bins."""
@@ -72,6 +85,8 @@ class Tally:
         self.guesses[: len(other.guesses)] += other.guesses
         if len(other.us_bins):
             self._add_bins(other.us_bins, other.us_counts)
+        if len(other.ser):
+            self._add_ser(other.ser)
         if other.solve_us_max is not None:
             self.solve_us_max = max(other.solve_us_max, self.solve_us_max or 0.0)
 
@@ -106,6 +121,23 @@ class Tally:
                for name, q in zip(names, (0.5, 0.9, 0.99), strict=True)}
         out["solve_us_max"] = self.solve_us_max
         return out
+
+
+def ser_figures(ser: np.ndarray) -> dict[str, float | int | None]:
+    """SER percentiles, the rows rated, and the rows per band, of a tenths histogram."""
+    n = int(ser.sum())
+    names = ("ser_p50", "ser_p90", "ser_p99", "ser_max")
+    out: dict[str, float | int | None] = {"ser_rated": n}
+    if n == 0:
+        out.update(dict.fromkeys(names))
+    else:
+        values = np.arange(len(ser)) / 10.0
+        out.update({name: float(_quantile(ser, values, q))
+                    for name, q in zip(names[:3], (0.5, 0.9, 0.99), strict=True)})
+        out["ser_max"] = float(np.flatnonzero(ser)[-1] / 10.0)
+    for (low, high), name in zip(SER_BANDS, SER_BAND_NAMES, strict=True):
+        out[name] = int(ser[low:high].sum())
+    return out
 
 
 def _quantile(hist: np.ndarray, values: np.ndarray, q: float) -> float:

@@ -60,6 +60,7 @@ class Solve:
     definition: str = ""  # the run's definition_digest, carried by the part
     fence: Fence | None = None  # checked just before the part appears
     more: tuple[Piece, ...] = ()
+    rate: int = -1  # rate solved rows (ser, ...) with this effort budget (0: the rater's); -1 no
 
     @property
     def pieces(self) -> tuple[Piece, ...]:

@@ -39,7 +39,8 @@ from pipeline.sudoku.status import NULL, Status
 
 log = logging.getLogger("pipeline.worker")
 
-FAULT_ENV = "PIPELINE_FAULT_INJECT"  # test hook: "crash:<puzzle>" or "raise:<puzzle>"
+# Test hook: "crash:<puzzle>", "raise:<puzzle>", "rate-disagrees:<puzzle>"
+FAULT_ENV = "PIPELINE_FAULT_INJECT"
 
 
 def execute(task):
@@ -190,27 +191,30 @@ def solve(task: Solve) -> Figures:
     solve_us = None
     if task.timings and outcome.cycles is not None and rate:
         solve_us = np.where(outcome.cycles == NULL, np.nan, outcome.cycles / rate)
+    rated = _rate(grids, outcome, task.rate, offsets, data) if task.rate >= 0 else None
     grades = grade.grade_codes(outcome)
     forms = None
     if task.canonical and task.window is None:
         forms = _canonical(grids, outcome)
     tally = Tally()
-    tally.add(outcome.status, outcome.guesses, solve_us)
+    tally.add(outcome.status, outcome.guesses, solve_us,
+              None if rated is None else rated[0])
     figures = Figures(part=r.part, input=r.input, rows=rows.n, tally=tally, seconds=0.0,
                       solve_seconds=outcome.solve_seconds,
                       solve_cpu_seconds=outcome.solve_cpu_seconds, pid=os.getpid(),
                       host=socket.gethostname(), cycles_per_us=rate)
     if len(pieces) > 1:
-        figures.shares = tuple(_shares(pieces, outcome, solve_us))
+        figures.shares = tuple(_shares(pieces, outcome, solve_us,
+                                       None if rated is None else rated[0]))
     if task.window is not None:
         figures.seconds = time.perf_counter() - started
         return figures
     from pipeline.io import schema
 
     table = schema.results_table(
-        schema.results_schema(task.carried, task.expected, task.canonical),
+        schema.results_schema(task.carried, task.expected, task.canonical, rated is not None),
         [(p.source, p.range.first_row, p.range.rows) for p in pieces], rows.columns, outcome,
-        grades, solve_us, forms)
+        grades, solve_us, forms, None if rated is None else schema.rated_columns(*rated))
     runfolder.write_part(task.results, ranges.whole([p.range for p in pieces]), table,
                          task.compression, task.definition, task.fence)
     done = time.perf_counter()
@@ -285,7 +289,7 @@ def _read_piece(piece: Piece) -> reader.Rows:
     return rows
 
 
-def _shares(pieces, outcome, solve_us) -> list[tuple[int, int, Tally]]:
+def _shares(pieces, outcome, solve_us, ser) -> list[tuple[int, int, Tally]]:
     """Each input's rows and tally in a shared part."""
     out = []
     at = 0
@@ -293,10 +297,67 @@ def _shares(pieces, outcome, solve_us) -> list[tuple[int, int, Tally]]:
         n = p.range.rows
         t = Tally()
         t.add(outcome.status[at:at + n], outcome.guesses[at:at + n],
-              None if solve_us is None else solve_us[at:at + n])
+              None if solve_us is None else solve_us[at:at + n],
+              None if ser is None else ser[at:at + n])
         out.append((p.range.input, n, t))
         at += n
     return out
+
+
+RATE_STEP = 64  # puzzles rated between two words of progress (a hard one takes seconds)
+
+
+def _rate(grids: np.ndarray, outcome, budget: int, offsets, data) -> tuple:
+    """Rate the rows solved (one solution, proven) on Sudoku Explainer's scale: the
+    arguments of schema.rated_columns. A rating whose path does not reach the engine's
+    solution (checked by the rater against it) makes its row `error`: a wrong rating is
+    never written."""
+    from pipeline.sudoku import rate
+
+    n = len(outcome.status)
+    er, ep, ed = (np.zeros(n, np.int16) for _ in range(3))
+    steps = np.zeros(n, np.int32)
+    technique: list = [None] * n
+    notes: dict[int, str] = {}
+    todo = np.flatnonzero(outcome.status == Status.SOLVED)
+    solutions = outcome.solutions
+    if (spec := os.environ.get(FAULT_ENV, "")).startswith("rate-disagrees:"):
+        solutions = _wrong_solution(solutions, todo, spec.partition(":")[2], offsets, data)
+    for at in range(0, len(todo), RATE_STEP):
+        rows = todo[at:at + RATE_STEP]
+        got = rate.rate_grids(grids[rows], solutions[rows], budget or rate.DEFAULT_BUDGET)
+        for k, i in enumerate(rows.tolist()):
+            status = rate.STATUS_NAMES[got.status[k]]
+            if status == "ok":
+                er[i], ep[i], ed[i] = got.er[k], got.ep[k], got.ed[k]
+                technique[i] = rate.TECHNIQUES[got.technique[k]]
+                steps[i] = got.steps[k]
+            elif status == "budget":
+                notes[i] = f"past the rating budget at {got.reached[k] / 10:.1f}+"
+            elif status == "beyond":
+                notes[i] = (f"needs a technique beyond the rater's (rated {got.reached[k] / 10:.1f}"
+                            f" so far)")
+            else:  # the rater's path and the engine's solution disagree: one of them is wrong
+                outcome.status[i] = Status.ERROR
+                outcome.reasons[i] = (f"rating failed: the rater found this puzzle {status} "
+                                      f"(its path does not reach the solution)")
+        report_progress(0)
+    return er, ep, ed, technique, steps, notes
+
+
+def _wrong_solution(solutions, todo, puzzle: str, offsets, data):
+    """Test hook: the named puzzle's solution with the digits of two of its blank squares
+    swapped."""
+    wrong = solutions.copy()
+    needle = puzzle.encode()
+    starts = offsets[:-1]
+    for i in todo.tolist():
+        if data[starts[i]: offsets[i + 1]].tobytes() == needle:
+            blank = [k for k, ch in enumerate(puzzle) if ch in ".0"]
+            a = blank[0]
+            b = next(k for k in blank if wrong[i, k] != wrong[i, a])
+            wrong[i, a], wrong[i, b] = wrong[i, b], wrong[i, a]
+    return wrong
 
 
 def _maybe_fail(offsets: np.ndarray, data: np.ndarray, skipped: dict[int, str]) -> None:
@@ -305,6 +366,8 @@ def _maybe_fail(offsets: np.ndarray, data: np.ndarray, skipped: dict[int, str]) 
     if not spec:
         return
     how, _, puzzle = spec.partition(":")
+    if how not in ("crash", "raise"):
+        return
     needle = puzzle.encode()
     starts = offsets[:-1]
     for i in np.flatnonzero(np.diff(offsets) == len(needle)).tolist():

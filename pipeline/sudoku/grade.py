@@ -8,6 +8,10 @@
 
 Guesses are deterministic for a given puzzle, so the grade is too. Only `solved` rows get a
 grade; a puzzle with several solutions, none, or bad givens has none.
+
+The grade says how hard a puzzle is for the engine; how hard it is for a person is its
+Sudoku Explainer rating (`run --rate`: pipeline.sudoku.rate), counted in the run's stats by
+the SER bands below.
 """
 
 from __future__ import annotations
@@ -23,6 +27,17 @@ if TYPE_CHECKING:
 
 GRADES = ("easy", "medium", "hard", "expert", "extreme")
 _LOWER_BOUNDS = np.array([1, 3, 10, 50])  # guesses at which the next grade starts
+
+
+# SER bands of the stats, [low, high) in tenths of a rating: ser_1_2 .. ser_10_up
+SER_BANDS = ((10, 20), (20, 40), (40, 60), (60, 80), (80, 90), (90, 100), (100, 1000))
+
+
+def ser_band_name(low: int, high: int) -> str:
+    return f"ser_{low // 10}_{high // 10}" if high < 1000 else f"ser_{low // 10}_up"
+
+
+SER_BAND_NAMES = tuple(ser_band_name(lo, hi) for lo, hi in SER_BANDS)
 
 
 def grade_of_guesses(guesses: np.ndarray) -> np.ndarray:

@@ -42,12 +42,14 @@ class DedupSummary:
                 f"rows left out) in {self.seconds:.1f} s")
 
 
-def _dedup_schema():
+def _dedup_schema(rated: bool = False):
+    """The output's columns; with `ser` after status when the run was made with --rate."""
     import pyarrow as pa
 
     return pa.schema([pa.field("source", pa.string()), pa.field("row", pa.int64()),
                       pa.field("puzzle", pa.string()), pa.field("canonical", pa.string()),
                       pa.field("solution", pa.string()), pa.field("status", pa.string()),
+                      *([pa.field("ser", pa.float64())] if rated else []),
                       pa.field("copies", pa.int64())])
 
 
@@ -72,8 +74,8 @@ def dedup(run_dir, output: str, *, memory_rows: int = MEMORY_ROWS,
             fate["key"], fate["v"] = cls["key"], cls["n"]
             firsts.add(groups.of(fate["key"]), fate)
         firsts.finish()
-        schema = _dedup_schema()
-        names = [c for c in DEDUP_COLUMNS if c != "copies"]
+        schema = _dedup_schema("ser" in run.columns)
+        names = [c for c in schema.names if c != "copies"]
 
         def fill(w: TableWriter) -> None:
             for g, parts in enumerate(groups.parts):

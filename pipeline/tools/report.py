@@ -69,6 +69,13 @@ class RunData:
     expected: dict[str, int] = field(default_factory=dict)  # match/mismatch/absent
     guesses_max: int | None = None
     solve_us: dict[str, float] = field(default_factory=dict)
+    # With --rate: rows per SER half point (bin k: k/2 .. k/2 + 0.4), rows per whole SER
+    # and guess bin, rows per technique that set the rating, and rows without a rating
+    ser_bins: list[tuple[int, int]] = field(default_factory=list)
+    ser_guess: list[tuple[int, int, int]] = field(default_factory=list)
+    techniques: list[tuple[str, int]] = field(default_factory=list)
+    unrated: int = 0
+    rated_run: bool = False
 
 
 TIME_BINS_PER_DECADE = 4
@@ -112,7 +119,7 @@ def _counts(frame: pl.DataFrame, key: str) -> dict:
 
 
 _COLUMNS = ("source", "status", "guesses", "grade", "solve_us", "puzzle", "reason",
-            "expected_match")
+            "expected_match", "ser", "ser_technique")
 
 
 def _aggregate(data: RunData, run: runfolder.Run) -> None:
@@ -136,6 +143,9 @@ def _aggregate(data: RunData, run: runfolder.Run) -> None:
         (pl.col("reason") if "reason" in has else pl.lit(None, pl.String)).alias("reason"),
         (pl.col("expected_match") if "expected_match" in has
          else pl.lit(None, pl.Boolean)).alias("expected_match"),
+        (pl.col("ser") if "ser" in has else pl.lit(None, pl.Float64)).alias("ser"),
+        (pl.col("ser_technique") if "ser" in has else pl.lit(None, pl.String))
+        .alias("ser_technique"),
     ).with_columns(guess_bin)
     frame = base.collect()
     data.status = _counts(frame, "status")
@@ -161,6 +171,18 @@ def _aggregate(data: RunData, run: runfolder.Run) -> None:
     reasons = (frame.filter(pl.col("reason").is_not_null()).group_by("reason").len()
                .sort(["len", "reason"], descending=[True, False]).head(10))
     data.reasons = [(r, int(n)) for r, n in reasons.iter_rows()]
+    if "ser" in has:
+        data.rated_run = True
+        rated = frame.filter(pl.col("ser").is_not_null())
+        data.unrated = int((frame["status"] == "solved").sum()) - rated.height
+        half = (pl.col("ser") * 2 + 1e-6).floor().cast(pl.Int64)
+        data.ser_bins = sorted(rated.group_by(half.alias("b")).len().iter_rows())
+        whole = (pl.col("ser") + 1e-6).floor().cast(pl.Int64).alias("x")
+        data.ser_guess = sorted(rated.filter(pl.col("guesses").is_not_null())
+                                .group_by(whole, "gbin").len().iter_rows())
+        data.techniques = [(t, int(n)) for t, n in rated.group_by("ser_technique").len()
+                           .sort(["len", "ser_technique"], descending=[True, False])
+                           .iter_rows()]
     em = frame["expected_match"]
     data.expected = {"match": int(em.sum() or 0), "mismatch": int((~em).sum() or 0),
                      "absent": int(em.null_count())}
@@ -329,6 +351,8 @@ def render_html(data: RunData) -> str:
         "'none' is a row that is not solved (no grade).",
         bar_chart("chart-grades", gnames, gcounts, "grade", "puzzles",
                   colors=[GRADE_COLORS[g] for g in gnames])))
+    if data.rated_run:
+        out.append(_ser_sections(data))
     points, origin = throughput_points(data)
     known = run_rate(data)
     rate = f" Overall: {rate_text(known)}." if known else ""
@@ -347,6 +371,43 @@ def render_html(data: RunData) -> str:
                       STATUS_COLORS) + _sources_table(data)))
     out.append("</main></body></html>\n")
     return "".join(out)
+
+
+def ser_bin_label(b: int) -> str:
+    """Half-point bin b holds ratings b/2 .. b/2 + 0.4."""
+    return f"{b / 2:.1f}"
+
+
+def _ser_sections(data: RunData) -> str:
+    """With --rate: the SER histogram, SER against guesses, the techniques that set it."""
+    lo, hi = (data.ser_bins[0][0], data.ser_bins[-1][0]) if data.ser_bins else (0, -1)
+    counts = dict(data.ser_bins)
+    bins = list(range(lo, hi + 1))
+    rated = sum(counts.values())
+    note = (f"Sudoku Explainer's rating (ER) of the {rated:,} rated puzzles, in half points "
+            f"(each bar starts at its label): how hard each is for a person. ")
+    if data.unrated:
+        note += (f"{data.unrated:,} solved puzzles have no rating (past the budget, or a "
+                 f"technique beyond the rater's: see rate_note).")
+    out = _section("ser", "SER: difficulty for a person", note,
+                   bar_chart("chart-ser", [ser_bin_label(b) for b in bins],
+                             [counts.get(b, 0) for b in bins], "SER (half points)",
+                             "puzzles"))
+    out += _section(
+        "ser-guesses", "SER against guesses",
+        "Each cell counts puzzles of that whole SER (x) and that engine effort (y, log2 bins "
+        "of guesses); darker = more. The grade follows the guesses; a person's difficulty "
+        "follows the SER, and the two agree only loosely.",
+        heat_map("chart-ser-guesses", data.ser_guess, "SER (whole points)", "guesses",
+                 guess_bin_label))
+    rows = "".join(f"<tr><td>{esc(t)}</td><td>{n:,}</td><td>{100 * n / max(rated, 1):.1f}%"
+                   f"</td></tr>" for t, n in data.techniques)
+    out += _section(
+        "techniques", "Techniques that set the rating",
+        "For each puzzle, the hardest step of its solving path sets its SER; how often each "
+        "technique was that step.",
+        f"<table><tr><th>technique</th><th>puzzles</th><th>share</th></tr>{rows}</table>")
+    return out
 
 
 def _overview(data: RunData) -> str:
@@ -444,6 +505,14 @@ def print_terminal(data: RunData, html_path: str | None, console=None) -> None:
         u = data.solve_us
         console.print(f"solve time per puzzle: p50 {u['p50']:.1f} µs, p99 {u['p99']:.1f} µs, "
                       f"max {u['max']:,.0f} µs")
+    if data.ser_bins:
+        st = data.stats
+        line = "SER: " + ", ".join(f"{k} {st[f'ser_{k}']:.1f}" for k in ("p50", "p90", "max")
+                                   if st.get(f"ser_{k}") is not None)
+        top = ", ".join(f"{t} {n:,}" for t, n in data.techniques[:3])
+        console.print(Text(f"{line}; most set by {top}" if top else line))
+        if data.unrated:
+            console.print(Text(f"  {data.unrated:,} solved puzzles not rated (see rate_note)"))
     if len(data.sources) > 1:
         sources, more = shown_sources(data)
         cols = [s for s in STATUS_NAMES if any(c.get(s) for _, c in sources)]

@@ -1,4 +1,5 @@
-"""`pipeline show`: the rows of a run with given statuses, and why they are what they are."""
+"""`pipeline show`: the rows of a run with given statuses (and SER band), and why they are
+what they are, in input order or hardest first."""
 
 from __future__ import annotations
 
@@ -7,22 +8,57 @@ import sys
 
 import polars as pl
 
+from pipeline.errors import UsageError
 from pipeline.io import runfolder
 from pipeline.io.terminal import visible
 
+SORTS = ("input", "ser", "guesses", "solve_us")  # input order, else that column's highest first
 
-def main(folder: str, statuses: list[str], limit: int = 20, fmt: str = "table") -> int:
+
+def parse_band(text: str) -> tuple[float, float]:
+    """A SER band: `7.0-8.0`, `9+` (9 and up) or `8.3` (that rating)."""
+    try:
+        if text.endswith("+"):
+            return float(text[:-1]), float("inf")
+        low, sep, high = text.partition("-")
+        return (float(low), float(high)) if sep else (float(low), float(low))
+    except ValueError:
+        raise UsageError(f"--ser {text}: not a SER band (7.0-8.0, 9+ or 8.3)") from None
+
+
+def main(folder: str, statuses: list[str], limit: int = 20, fmt: str = "table",
+         ser: tuple[float, float] | None = None, sort: str = "input") -> int:
     """`pipeline show`: the rows of a run with the given statuses (source, row, status,
-    reason, puzzle), read lazily: only the rows shown are held."""
+    reason, puzzle, and ser with its technique in a run made with --rate), read lazily:
+    only the rows shown are held (the `limit` highest of each batch, with a sort)."""
     run = runfolder.open_run(folder, need_canonical=False, finished=False, empty=True)
+    rated = "ser" in run.columns
+    if (ser is not None or sort == "ser") and not rated:
+        raise UsageError(f"{run.shown}: no ser column (a run made with --rate has it)")
+    if sort not in SORTS:
+        raise UsageError(f"--sort {sort}: one of {', '.join(SORTS)}")
     columns = ["source", "row", "status", "reason", "puzzle"]
-    # Part by part, only the rows asked for are kept.
-    chosen = [pl.from_arrow(b).filter(pl.col("status").is_in(statuses))
-              for p in run.parts for b in runfolder.part_batches(p, columns)]
+    if rated:
+        columns += ["ser", "ser_technique"]
+    if sort in ("guesses", "solve_us"):
+        columns.append(sort)
+    keep = pl.col("status").is_in(statuses)
+    if ser is not None:
+        keep &= pl.col("ser").is_between(ser[0] - 1e-9, ser[1] + 1e-9)
+    chosen, total = [], 0
+    for p in run.parts:  # part by part, only the rows asked for are kept
+        for b in runfolder.part_batches(p, columns):
+            got = pl.from_arrow(b).filter(keep)
+            total += got.height
+            if sort != "input" and limit:
+                got = got.top_k(limit, by=sort)
+            chosen.append(got)
     if not chosen:
         return 0
-    matched = pl.concat(chosen, how="vertical_relaxed").sort("source", "row")
-    total = matched.height
+    matched = pl.concat(chosen, how="vertical_relaxed")
+    matched = (matched.sort("source", "row") if sort == "input"
+               else matched.sort(sort, "source", "row", descending=[True, False, False],
+                                 nulls_last=True))
     frame = matched.head(limit) if limit else matched
     if fmt == "csv":
         text = frame.write_csv()

@@ -31,7 +31,28 @@ class _Prefixed(io.RawIOBase):
         return len(data)
 
 
-def main(puzzle: str, fmt: str, first_solution: bool) -> int:
+def ratings(grids, outcome) -> dict[int, str]:
+    """The SER of each solved puzzle, as `ER/EP/ED technique` (serate's %r/%p/%d), or why
+    it has none."""
+    import numpy as np
+
+    from pipeline.sudoku import rate
+    from pipeline.sudoku.status import Status
+
+    rows = np.flatnonzero(outcome.status == Status.SOLVED)
+    got = rate.rate_grids(grids[rows], outcome.solutions[rows])
+    out = {}
+    for k, i in enumerate(rows.tolist()):
+        status = rate.STATUS_NAMES[got.status[k]]
+        if status == "ok":
+            out[i] = (f"{got.er[k] / 10:.1f}/{got.ep[k] / 10:.1f}/{got.ed[k] / 10:.1f} "
+                      f"{rate.TECHNIQUES[got.technique[k]]}")
+        else:
+            out[i] = f"not rated ({status}, {got.reached[k] / 10:.1f}+ so far)"
+    return out
+
+
+def main(puzzle: str, fmt: str, first_solution: bool, rate: bool = False) -> int:
     """`pipeline solve`: read, solve, print; the exit code."""
     from pipeline.io import inputs
     from pipeline.io.strings import buffers
@@ -65,6 +86,7 @@ def main(puzzle: str, fmt: str, first_solution: bool) -> int:
             grids, malformed = grid.encode_buffers(*buffers(rows.columns["puzzle"]))
             malformed.update(rows.reasons)
         outcome = solver.solve_grids(grids, 1 if first_solution else 2, malformed)
+        rated = ratings(grids, outcome) if rate else {}
         texts = grid.decode(outcome.solutions, blank="0")
         for i in range(len(outcome)):
             status = Status(int(outcome.status[i]))
@@ -73,7 +95,8 @@ def main(puzzle: str, fmt: str, first_solution: bool) -> int:
             reason = outcome.reasons.get(i)
             if fmt == "line":
                 line = {Status.SOLVED: texts[i], Status.MULTIPLE: f"multiple {texts[i]}"}
-                click.echo(line.get(status, status.label))
+                click.echo(line.get(status, status.label)
+                           + (f" {rated[i]}" if i in rated else ""))
                 if not has or reason:
                     click.echo(f"row {first + i}: {status.label}: {reason or status.label}",
                                err=True)
@@ -86,6 +109,8 @@ def main(puzzle: str, fmt: str, first_solution: bool) -> int:
                 head += f", {outcome.guesses[i]} guesses"
             if reason:
                 head += f": {reason}"
+            if i in rated:
+                head += f", SER {rated[i]}"
             click.echo(head)
             if has:
                 click.echo(grid.show(outcome.solutions[i]))

@@ -186,9 +186,10 @@ def split(run_dir, fractions, names=None, seed: int = 0, output_dir: str = ".",
     stratify = None if stratify in (None, "", "none") else stratify
     outdir = check_output(output_dir, run_dir, is_folder=True)
     run = open_run(run_dir)
-    if stratify is not None and stratify not in run.columns:
-        raise UsageError(f"--stratify {stratify}: no such column in the results")
     strata = Strata(stratify)
+    if strata.column is not None and strata.column not in run.columns:
+        raise UsageError(f"--stratify {stratify}: no {strata.column} column in the results"
+                         + (" (a run made with --rate has it)" if strata.column == "ser" else ""))
     k = max(1, math.ceil(run.rows / memory_rows))
     m = len(fractions)
     with spill_folder(spill_dir or scratch_near(outdir, is_folder=True), k > 1) as folder:
