@@ -49,6 +49,8 @@ def share_parts(groups: list[tuple[object, list[Range]]], chunk_size: int) -> li
     out: list[Range] = []
     part, rows, members, last = -1, 0, 0, None
     for key, ranges in groups:
+        if not ranges:  # an empty input: no part, and no reason to end the sharing
+            continue
         small = key is not None and len(ranges) == 1 and ranges[0].rows < chunk_size
         if small and key == last and rows + ranges[0].rows <= chunk_size \
                 and members < MAX_SHARED:

@@ -75,10 +75,13 @@ def run_incremental(settings: Settings, warehouse: str | None,
         raise UsageError(f"--incremental: a warehouse at {root.shown} cannot be locked (a "
                          f"local folder or {', '.join(CONDITIONAL_STORES)}:// can)")
     paths, _ = outside(resolve(settings.inputs), root.loc)
+    globbed = set(paths) - set(settings.inputs)  # what a glob found exists, or did
     for path in paths:
         if path == "-" or Location(path).local and Location(path).kind() == "stream":
             raise UsageError(f"--incremental reads files, not standard input or pipes "
                              f"({'-' if path == '-' else redact(path)})")
+        if path not in globbed and not Location(path).exists():  # named, not found: a typo
+            raise InputError(f"{redact(path)}: no such file")
     root.open()
     total = Summary(fail_on=settings.fail_on, output=root.shown)
     started = time.perf_counter()

@@ -304,7 +304,7 @@ def _shares(pieces, outcome, solve_us, ser) -> list[tuple[int, int, Tally]]:
     return out
 
 
-RATE_STEP = 64  # puzzles rated between two words of progress (a hard one takes seconds)
+RATE_STEP = 8  # puzzles rated between two words of progress (a hard one takes seconds)
 
 
 def _rate(grids: np.ndarray, outcome, budget: int, offsets, data) -> tuple:
