@@ -74,10 +74,14 @@ def pct(k: int, n: int) -> str:
     return f"{100 * k / n:5.1f}%" if n else "    -"
 
 
-def agreement(name: str, ref: dict, ours, ok: np.ndarray) -> dict:
+def agreement(name: str, ref: dict, ours, names: tuple[str, ...]) -> dict:
     """Print the set's table; return its counts for the thresholds."""
+    ok = ours.status == names.index("ok")
     er, ep, ed = (np.where(ok, getattr(ours, k), -1).astype(np.int64) for k in ("er", "ep", "ed"))
-    print(f"\n{name}: {len(er)} puzzles, rated by us {int(ok.sum())} (others: status not ok)")
+    others = ", ".join(f"{names[s]} {int(c)}" for s, c in enumerate(np.bincount(ours.status))
+                       if c and names[s] != "ok")  # fmt: skip
+    print(f"\n{name}: {len(er)} puzzles, rated by us {int(ok.sum())}"
+          + (f" (status {others})" if others else ""))  # fmt: skip
     print(f"  {'band':<7}{'n':>5}  {'ER =':>7}{'ER ±0.1':>9}{'EP =':>8}{'ED =':>8}")
     for lo, hi in BANDS:
         m = (ref["er"] >= 10 * lo) & (ref["er"] < 10 * hi)
@@ -131,10 +135,11 @@ def our_speed(
     return best
 
 
-def serate_sample(ref: dict, budget: float) -> np.ndarray:
-    """Indices of a prefix of the set whose recorded serate seconds fit the budget."""
-    spent = np.cumsum(ref["seconds"])
-    return np.arange(int(np.searchsorted(spent, budget, side="right")))
+def serate_sample(ref: dict, budget: float, seed: int) -> np.ndarray:
+    """A random sample (fixed seed) whose recorded serate seconds fit the budget."""
+    order = np.random.default_rng(seed).permutation(len(ref["seconds"]))
+    spent = np.cumsum(ref["seconds"][order])
+    return np.sort(order[: int(np.searchsorted(spent, budget, side="right"))])
 
 
 def main() -> None:
@@ -171,18 +176,16 @@ def main() -> None:
         t0 = time.perf_counter()
         result = rate.rate_grids(puzzles, solutions)
         first = time.perf_counter() - t0
-        ok = result.status == rate.STATUS_NAMES.index("ok")
-        counts.append(agreement(name, ref, result, ok))
+        counts.append(agreement(name, ref, result, rate.STATUS_NAMES))
         ours = len(puzzles) / first if first > seconds else our_speed(
             rate, puzzles, solutions, seconds, rounds)  # fmt: skip
         recorded = len(ref["seconds"]) / ref["seconds"].sum()
         live = None
         if classes is not None and name in live_sets:
-            pick = serate_sample(ref, live_budget / len(live_sets))
+            pick = serate_sample(ref, live_budget / len(live_sets), seed=len(speeds))
             if len(pick):
-                warm = [p for k, (_, r) in enumerate(sets) if r is not ref
-                        for p in r["puzzle"][:10]]  # fmt: skip
-                got = serate.rate(classes, [ref["puzzle"][i] for i in pick], warm=warm[:30])
+                warm = [p for _, r in sets if r is not ref for p in r["puzzle"][-20:]]
+                got = serate.rate(classes, [ref["puzzle"][i] for i in pick], warm=warm)
                 live = (len(pick), len(pick) / max(sum(r["seconds"] for r in got), 1e-3))
         speeds.append((name, len(puzzles), ours, recorded, live))
     thresholds(counts)

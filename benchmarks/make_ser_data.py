@@ -154,7 +154,11 @@ def rate_cached(
                 r["puzzle"] = p
                 done[p] = r
                 f.write(json.dumps(r) + "\n")
-        print(f"{key}: {len(done)} of {len(puzzles)} rated", file=sys.stderr, flush=True)
+        print(
+            f"{key}: {sum(p in done for p in puzzles)} of {len(puzzles)} rated",
+            file=sys.stderr,
+            flush=True,
+        )
     return [done[p] if "er" in done.get(p, {}) else None for p in puzzles]
 
 
