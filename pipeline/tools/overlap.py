@@ -123,7 +123,10 @@ def _is_table(loc) -> bool:
         return False
 
 
-def _run_batches(run: Run) -> Iterator[tuple[np.ndarray, np.ndarray, object, object]]:
+Batches = Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
+
+
+def _run_batches(run: Run) -> Batches:
     """(keys, rows with a form, their packed forms and puzzles) of a run's batches."""
     for part in run.parts:
         for batch in part_batches(part, ["source", "row", "puzzle", "canonical"]):
@@ -138,12 +141,12 @@ def _run_batches(run: Run) -> Iterator[tuple[np.ndarray, np.ndarray, object, obj
             yield src << ROW_BITS | row, has, words, digits[has]
 
 
-def _input_batches(given: str, index: int) -> tuple[str, Iterator]:
+def _input_batches(given: str) -> tuple[str, Batches]:
     """An input's source name and its batches, canonicalised here (as `run --canonical`)."""
     from pipeline.io import inputs, schema
 
     stdin = sys.stdin.buffer if given == "-" else None
-    inp = inputs.open_input(given, index, None, None, schema.OURS, stdin=stdin)
+    inp = inputs.open_input(given, 0, None, None, schema.OURS, stdin=stdin)
 
     def gen():
         for first_row, rows in inputs.read_whole(inp, stdin):
@@ -153,7 +156,7 @@ def _input_batches(given: str, index: int) -> tuple[str, Iterator]:
             has[[i for i in {**bad, **rows.reasons} if i < rows.n]] = False
             kept = np.ascontiguousarray(digits[has])
             words = pack_forms(canonical.minlex(kept)[0])
-            keys = index << ROW_BITS | (first_row + np.arange(rows.n, dtype=np.int64))
+            keys = first_row + np.arange(rows.n, dtype=np.int64)  # source 0
             yield keys, has, words, kept
 
     return inp.source, gen()
@@ -161,16 +164,16 @@ def _input_batches(given: str, index: int) -> tuple[str, Iterator]:
 
 def read_side(given: str, folder: str | None, name: str, memory_rows: int) -> Side:
     """Pass 0: a side's rows with a form into records, in its input order."""
-    loc = as_location(given)
-    if given != "-" and loc.is_dir():
+    loc = None if given == "-" else as_location(given)
+    if loc is not None and loc.is_dir():
         run = open_run(given)
         sources, shown, batches = run.sources, run.shown, _run_batches(run)
-    elif given != "-" and _is_table(loc):
+    elif loc is not None and _is_table(loc):
         run = run_of([given])
         sources, shown, batches = run.sources, loc.shown, _run_batches(run)
     else:
-        source, batches = _input_batches(given, 0)
-        sources, shown = [source], as_location(given).shown if given != "-" else "-"
+        source, batches = _input_batches(given)
+        sources, shown = [source], loc.shown if loc is not None else "-"
     side = Side(shown, sources, Spill(folder, name, 1, SIDE, memory_rows))
     for keys, has, words, digits in batches:
         rec = np.empty(len(words), SIDE)

@@ -68,6 +68,8 @@ def test_the_cli_refuses_a_leak_and_passes_a_clean_pair(planted_pair, run_cli, t
     clean = run_cli("overlap", base / "a.txt", tmp_path / "c.txt")
     assert clean.returncode == 0, clean.stderr
     assert "0 rows of B" in clean.stderr_lines[-1]
+    piped = run_cli("overlap", base / "a.txt", "-", input=(base / "b.txt").read_bytes())
+    assert piped.returncode == 1 and "25 rows of B" in piped.stderr_lines[-1], piped.stderr
     alone = run_cli("overlap", base)
     assert alone.returncode == 2 and "not a split folder" in alone.stderr
 
