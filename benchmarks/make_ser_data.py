@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -32,6 +33,7 @@ RAW = REPO.parent / "shared" / "data" / "raw"
 REFERENCE = REPO / "tests" / "sudoku" / "rate" / "data"
 HELDOUT = REPO / "benchmarks" / "data" / "ser"
 SEED = 24
+SLOW_CORE = int(os.environ.get("SLOW_CORE", "0"))  # the core of the unbatched runs
 BANDS = [(1.0, 2.0), (2.0, 4.0), (4.0, 6.0), (6.0, 7.0), (7.0, 8.0), (8.0, 9.0), (9.0, 10.0),
          (10.0, 99.0)]  # fmt: skip
 
@@ -113,13 +115,23 @@ def reference_picks(d: Draw) -> tuple[list, list]:
     return picks, slow + d.take("hardest11+", 4)
 
 
+def extra_picks(d: Draw) -> list:
+    """More reference picks for SER 4-7, where the first draw was thin (drawn last, so that
+    the held-out sets stay the same)."""
+    picks = d.take("radcliffe", 30, lambda lab: lab == "Easy")
+    picks += d.take("radcliffe", 30, lambda lab: lab == "Medium")
+    return (
+        picks + d.take("diabolical", 40, in_range(5, 6)) + d.take("diabolical", 40, in_range(6, 7))
+    )
+
+
 def heldout_picks(d: Draw) -> dict[str, tuple[list, list]]:
     """Per benchmark set, its (ordinary, slow) picks."""
     return {
         "diabolical": (d.take("diabolical", 150, in_range(0, 9.5)), []),
         "top1465": (d.take("top1465", 150), []),
         "radcliffe": (d.take("radcliffe", 150), []),
-        "hardest11": ([], d.take("hardest11+", 8)),
+        "hardest11": ([], d.take("hardest11+", 5)),
     }
 
 
@@ -136,7 +148,8 @@ def rate_cached(
     if cache.exists():
         for line in cache.read_text().splitlines():
             r = json.loads(line)
-            done[r["puzzle"]] = r
+            if r.get("timeout", timeout) >= timeout:  # past a shorter timeout: again
+                done[r["puzzle"]] = r
     todo = [] if cached_only else [p for p in puzzles if p not in done]
     size = {"batch": 50, "timed": len(todo) or 1, "slow": 1}[mode]
     warm = warm_up_puzzles() if mode == "timed" else []
@@ -145,7 +158,7 @@ def rate_cached(
         try:
             results = serate.rate(
                 work / "classes", batch, warm=warm, paths=True,
-                timeout=timeout if mode == "slow" else None, core=1 if mode == "timed" else 0,
+                timeout=timeout if mode == "slow" else None, core=1 if mode == "timed" else SLOW_CORE,
             )  # fmt: skip
         except subprocess.TimeoutExpired:
             results = [{"timeout": timeout, "steps": []}]
@@ -170,15 +183,14 @@ def warm_up_puzzles() -> list[str]:
     return grid.decode(np.concatenate([puzzle_sets.load(RAW / FILES["kaggle"][0], n=60), bank]))
 
 
-def rated_rows(d: Draw, key: str, picks, slow, seed: int, args) -> list:
-    """Rows of the rated picks (the slow ones after the others), under random symmetries."""
+def rated_rows(d: Draw, key: str, groups: list[tuple[list, str, int]], args) -> list:
+    """Rows of the rated picks, group by group: (picks, how serate runs them, the seed of
+    their random symmetries)."""
     rows = []
-    mode = "batch" if key == "reference" else "timed"
-    for group, is_slow in ((picks, False), (slow, True)):
+    for group, how, seed in groups:
         if not group:
             continue
-        puzzles = d.disguise(group, seed + is_slow)
-        how = "slow" if is_slow else mode
+        puzzles = d.disguise(group, seed)
         results = rate_cached(args.work, key, puzzles, how, args.timeout, args.cached_only)
         for (name, i), p, r in zip(group, puzzles, results, strict=True):
             if r is None:
@@ -211,8 +223,11 @@ def main() -> None:
     d = Draw(SEED)
     ref_picks, ref_slow = reference_picks(d)
     held = heldout_picks(d)  # drawn after the reference's, so never the same rows
+    extra = extra_picks(d)  # more of the bands the first draw left thin
     if args.what == "reference":
-        rows = rated_rows(d, "reference", ref_picks, ref_slow, SEED, args)
+        rows = rated_rows(
+            d, "reference", [(ref_picks, "batch", SEED), (extra, "batch", SEED + 2),
+                             (ref_slow, "slow", SEED + 1)], args)  # fmt: skip
         cols = ["source", "puzzle", "er", "ep", "ed", "technique"]
         write_csv(REFERENCE / "reference.csv", rows, cols)
         per_band: dict[str, int] = {}
@@ -239,7 +254,9 @@ def main() -> None:
         forms = canonical.minlex(grid.encode(ref)[0])[0]
         ref_keys = {f.tobytes() for f in forms}
     for k, (name, (picks, slow)) in enumerate(held.items()):
-        rows = rated_rows(d, f"heldout-{name}", picks, slow, SEED + 10 * (k + 1), args)
+        rows = rated_rows(
+            d, f"heldout-{name}", [(picks, "timed", SEED + 10 * (k + 1)),
+                                   (slow, "slow", SEED + 10 * (k + 1) + 1)], args)  # fmt: skip
         forms = canonical.minlex(grid.encode([r["puzzle"] for r in rows])[0])[0]
         kept = [r for r, f in zip(rows, forms, strict=True) if f.tobytes() not in ref_keys]
         cols = ["source", "puzzle", "er", "ep", "ed", "technique", "seconds"]
