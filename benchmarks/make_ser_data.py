@@ -200,6 +200,22 @@ def rated_rows(d: Draw, key: str, groups: list[tuple[list, str, int]], args) -> 
     return rows
 
 
+def first_of_each_class(rows: list[dict]) -> list[dict]:
+    """The rows whose puzzle is not equivalent to an earlier row's (the sets overlap)."""
+    from pipeline.sudoku import canonical, grid
+
+    if not rows:
+        return rows
+    seen: set[bytes] = set()
+    kept = []
+    for r, f in zip(rows, canonical.minlex(grid.encode([r["puzzle"] for r in rows])[0])[0],
+                    strict=True):  # fmt: skip
+        if f.tobytes() not in seen:
+            seen.add(f.tobytes())
+            kept.append(r)
+    return kept
+
+
 def write_csv(path: Path, rows: list[dict], columns: list[str]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", newline="") as f:
@@ -228,6 +244,7 @@ def main() -> None:
         rows = rated_rows(
             d, "reference", [(ref_picks, "batch", SEED), (extra, "batch", SEED + 2),
                              (ref_slow, "slow", SEED + 1)], args)  # fmt: skip
+        rows = first_of_each_class(rows)
         cols = ["source", "puzzle", "er", "ep", "ed", "technique"]
         write_csv(REFERENCE / "reference.csv", rows, cols)
         per_band: dict[str, int] = {}
