@@ -138,7 +138,8 @@ def heldout_picks(d: Draw) -> dict[str, tuple[list, list]]:
 def rate_cached(
     work: Path, key: str, puzzles: list[str], mode: str, timeout: float, cached_only: bool
 ) -> list:
-    """serate's results for the puzzles (None for one past the timeout), kept in work/key.jsonl.
+    """serate's results for the puzzles (with "timeout" for one past it; None for one not
+    rated yet, with cached_only), kept in work/key.jsonl.
 
     mode: "batch" (a JVM per 50 puzzles), "timed" (one JVM, warmed up first, so that its
     seconds are a warm JVM's) or "slow" (a JVM per puzzle, under the timeout).
@@ -172,7 +173,7 @@ def rate_cached(
             file=sys.stderr,
             flush=True,
         )
-    return [done[p] if "er" in done.get(p, {}) else None for p in puzzles]
+    return [done.get(p) for p in puzzles]
 
 
 def warm_up_puzzles() -> list[str]:
@@ -193,8 +194,11 @@ def rated_rows(d: Draw, key: str, groups: list[tuple[list, str, int]], args) -> 
         puzzles = d.disguise(group, seed)
         results = rate_cached(args.work, key, puzzles, how, args.timeout, args.cached_only)
         for (name, i), p, r in zip(group, puzzles, results, strict=True):
-            if r is None:
+            if r is None or ("timeout" in r and key == "reference"):
                 print(f"{key}: {name}:{i} not rated (past the timeout), left out", file=sys.stderr)
+            elif "timeout" in r:  # held out: serate's time is at least this
+                rows.append({"source": f"{name}:{i}", "puzzle": p, "er": None, "ep": None,
+                             "ed": None, "technique": "", "seconds": r["timeout"]})  # fmt: skip
             elif r["er"] > 0:
                 rows.append({"source": f"{name}:{i}", "puzzle": p, **r})
     return rows
@@ -222,7 +226,8 @@ def write_csv(path: Path, rows: list[dict], columns: list[str]) -> None:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(columns)
         for r in rows:
-            w.writerow([f"{r[c]:.1f}" if c in ("er", "ep", "ed") else r[c] for c in columns])
+            w.writerow([("" if r[c] is None else f"{r[c]:.1f}") if c in ("er", "ep", "ed")
+                        else r[c] for c in columns])  # fmt: skip
 
 
 def main() -> None:
