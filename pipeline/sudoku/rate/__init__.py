@@ -35,8 +35,10 @@ from pipeline.sudoku.rate.techniques import TECHNIQUES
 __all__ = ["DEFAULT_BUDGET", "STATUS_NAMES", "TECHNIQUES", "RateResult", "Step", "path",
            "rate", "rate_grids"]
 
-# Effort units (path.py: one producer's scan of the grid). A puzzle that needs no chain
-# takes at most about 20 a step and 810 steps; the default leaves room for chains too.
+# Effort units (path.py: one producer's scan of the grid, or one chain search from one
+# candidate). A step without chains takes at most about 20, one with chains up to about
+# 3 000 (two searches per candidate and kind); 300 puzzles of SER 6.6-7.2 of the
+# sudoku-exchange bank all fit in 20 000 (5 000 cuts 40): the default leaves ten times that.
 DEFAULT_BUDGET = 200_000
 
 

@@ -6,7 +6,7 @@ easiest one, which is applied; the ratings of the steps make ER, EP and ED.
     ED  the first step's rating
 
 One effort unit is one producer's look at the grid (a technique scanning the whole state
-once); the budget caps the units of one puzzle.
+once) or one chain search from one candidate; the budget caps the units of one puzzle.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import numpy as np
 
 from pipeline import compiled
 from pipeline.sudoku.rate.board import place, setup
+from pipeline.sudoku.rate.chains import NODES, forcing_chains
 from pipeline.sudoku.rate.techniques import (
     ELIMS,
     HINT_SIZE,
@@ -41,13 +42,13 @@ OK, BUDGET, DISAGREES, INVALID, BEYOND = range(5)
 STATUS_NAMES = ("ok", "budget", "disagrees", "invalid", "beyond")
 # Columns of the kernel's result matrix
 ER, EP, ED, TECHNIQUE, STEPS, STATUS, REACHED = range(7)
-FIRST_MISSING = 65  # the easiest rating of the techniques we lack (the chains)
+FIRST_MISSING = 75  # the easiest rating of the techniques we lack (from aligned triplets)
 MAX_STEPS = 810  # a step places a digit or removes a candidate: at most 81 + 729
 MAX_EVENTS = 810
 
 
 @compiled.helper()
-def next_step(val, cand, bb, H, E, effort):
+def next_step(val, cand, bb, H, E, effort, scratch, links):
     """The step serate takes next, in H; False when no producer we have finds one.
     effort[0] counts the producers asked."""
     clear(H)
@@ -95,12 +96,14 @@ def next_step(val, cand, bb, H, E, effort):
     effort[0] += 1
     if aligned_pair(val, cand, H, E):
         return True
-    return False
+    effort[0] += 1
+    return forcing_chains(val, cand, bb, H, E, scratch[0], scratch[1], scratch[2], scratch[3],
+                          scratch[4], links, effort)
 
 
 @compiled.helper()
-def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, t_step, t_event,
-             record):
+def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch, links,
+             t_step, t_event, record):
     """Rate one puzzle into out[ER..REACHED]; with `record`, the path into t_step (a row a
     step: technique, rating, end of its events in t_event, four words of INFO) and t_event
     (1000 + cell * 10 + digit a placement, cell * 10 + digit an elimination)."""
@@ -130,7 +133,7 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, t_step,
             out[REACHED] = er
             out[STEPS] = steps
             return
-        if not next_step(val, cand, bb, H, E, effort):
+        if not next_step(val, cand, bb, H, E, effort, scratch, links):
             out[STATUS] = BEYOND
             out[REACHED] = max(er, FIRST_MISSING)
             out[STEPS] = steps
@@ -195,7 +198,30 @@ def rate_all(puzzles, solutions, budget, out, t_step, t_event):
     H = np.zeros(HINT_SIZE, np.int64)
     E = np.zeros(HINT_SIZE, np.int64)
     effort = np.zeros(1, np.int64)
+    scratch = np.zeros((5, NODES + 1), np.int64)  # the chains' parent, depth, queue, loop, seen
+    links = np.zeros((NODES, 30), np.int64)  # the chains' links (chains.build_links)
     record = puzzles.shape[0] == 1 and t_step.shape[0] > 0
     for i in range(puzzles.shape[0]):
         rate_one(puzzles[i], solutions[i], budget, out[i], val, cand, bb, H, E, effort,
-                 t_step, t_event, record)
+                 scratch, links, t_step, t_event, record)
+
+
+@compiled.kernel("(readonly i8[::1], i8[::1]) -> b1")
+def first_hint(cand, H):
+    """The step serate would take on a position given as its candidates (81 9-bit masks, 0
+    = a placed cell), in H; False when none. For tests on textbook positions."""
+    val = np.zeros(81, np.int8)
+    c2 = np.zeros(81, np.int64)
+    bb = np.zeros((9, 3), np.int64)
+    for c in range(81):
+        c2[c] = cand[c]
+        if cand[c] == 0:
+            val[c] = 1  # placed: its digit matters to no finder
+        for d in range(9):
+            if (cand[c] >> d) & 1:
+                bb[d, c // 27] |= np.int64(1) << (c % 27)
+    E = np.zeros(HINT_SIZE, np.int64)
+    effort = np.zeros(1, np.int64)
+    scratch = np.zeros((5, NODES + 1), np.int64)
+    links = np.zeros((NODES, 30), np.int64)
+    return next_step(val, c2, bb, H, E, effort, scratch, links)

@@ -1,4 +1,4 @@
-"""The techniques up to aligned pair exclusion, each a finder of its easiest hint.
+"""The techniques up to aligned pair exclusion (the chains: chains.py), each a finder of its easiest hint.
 
 A finder looks at the state (board.py) and offers hints to the hint buffer `H`, which keeps
 the easiest offered (a later one only when strictly easier, so ties go to the first found):
@@ -23,6 +23,7 @@ from pipeline.sudoku.rate.board import (
     HOUSE_BB,
     HOUSE_CELLS,
     PEER_BB,
+    PEERS,
     POP9,
     ROW,
     SEES,
@@ -40,12 +41,15 @@ TECHNIQUES = (
     "Unique Rectangle type 4", "Unique Loop type 1", "Unique Loop type 2",
     "Unique Loop type 3", "Unique Loop type 4", "Naked Quad", "Jellyfish", "Hidden Quad",
     "BUG type 1", "BUG type 2", "BUG type 3", "BUG type 4", "Aligned Pair Exclusion",
+    "Bidirectional X-Cycle", "Bidirectional Y-Cycle", "Bidirectional Cycle", "Turbot Fish",
+    "Forcing X-Chain", "Forcing Chain",
 )
 (T_HIDDEN_SINGLE, T_DIRECT_POINTING, T_DIRECT_CLAIMING, T_DIRECT_HIDDEN_PAIR, T_NAKED_SINGLE,
  T_DIRECT_HIDDEN_TRIPLET, T_POINTING, T_CLAIMING, T_NAKED_PAIR, T_X_WING, T_HIDDEN_PAIR,
  T_NAKED_TRIPLET, T_SWORDFISH, T_HIDDEN_TRIPLET, T_XY_WING, T_XYZ_WING, T_UR1, T_UR2, T_UR3,
  T_UR4, T_UL1, T_UL2, T_UL3, T_UL4, T_NAKED_QUAD, T_JELLYFISH, T_HIDDEN_QUAD, T_BUG1, T_BUG2,
- T_BUG3, T_BUG4, T_APE) = range(1, len(TECHNIQUES))
+ T_BUG3, T_BUG4, T_APE, T_X_CYCLE, T_Y_CYCLE, T_XY_CYCLE, T_TURBOT, T_FORCING_X_CHAIN,
+ T_FORCING_CHAIN) = range(1, len(TECHNIQUES))
 
 TECH, RATING, PCELL, PDIG, NELIM, INFO, ELIMS = 0, 1, 2, 3, 4, 5, 16
 HINT_SIZE = ELIMS + 729
@@ -441,6 +445,14 @@ def unique_rectangle(val, cand, bb, H, E):
 
 
 @compiled.helper()
+def ur_offer(H, tech, rating, E, ne, a, b, c, d):
+    """offer, and among rectangles of one rating the lower type first (serate's order)."""
+    if rating == H[RATING] and tech < H[TECH]:
+        H[RATING] = rating + 1
+    return offer(H, tech, rating, -1, 0, E, ne, a, b, c, d)
+
+
+@compiled.helper()
 def rectangle(cand, bb, H, E, a, b, c, d, pair, u, v):
     """The hints of one rectangle (corners a b / c d, a-d diagonal) on the digits u, v."""
     cells = np.array([a, b, d, c])  # in loop order
@@ -457,7 +469,7 @@ def rectangle(cand, bb, H, E, a, b, c, d, pair, u, v):
         e = cells[k]
         E[0] = e * 10 + u + 1
         E[1] = e * 10 + v + 1
-        return offer(H, T_UR1, 45, -1, 0, E, 2, a, b, c, d)
+        return ur_offer(H, T_UR1, 45, E, 2, a, b, c, d)
     if n_extra != 2:
         return False
     k1 = lowbit(extra)
@@ -470,7 +482,7 @@ def rectangle(cand, bb, H, E, a, b, c, d, pair, u, v):
     if x1 == x2 and POP9[x1] == 1:  # type 2: one extra digit, out of the cells seeing both
         z = lowbit(x1)
         ne = common_peers(bb, z, e1, e2, -1, E, 0)
-        if ne and offer(H, T_UR2, 45, -1, 0, E, ne, a, b, c, d):
+        if ne and ur_offer(H, T_UR2, 45, E, ne, a, b, c, d):
             kept = True
     if not SEES[e1, e2]:
         return kept
@@ -485,7 +497,7 @@ def rectangle(cand, bb, H, E, a, b, c, d, pair, u, v):
             if count_in(bb, keep, h) == 2:
                 E[0] = e1 * 10 + drop + 1
                 E[1] = e2 * 10 + drop + 1
-                if offer(H, T_UR4, 45, -1, 0, E, 2, a, b, c, d):
+                if ur_offer(H, T_UR4, 45, E, 2, a, b, c, d):
                     kept = True
         # type 3: the extras with other cells of the house form a naked subset
         xs = x1 | x2
@@ -524,7 +536,7 @@ def ur_type3(cand, H, E, h, e1, e2, xs, a, b, c, d):
                 E[ne] = x * 10 + t + 1
                 ne += 1
         if ne:
-            return offer(H, T_UR3, 45 + POP9[m] - 1, -1, 0, E, ne, a, b, c, d)
+            return ur_offer(H, T_UR3, 45 + POP9[m] - 1, E, ne, a, b, c, d)
     return False
 
 
@@ -601,13 +613,20 @@ def aligned_pair(val, cand, H, E):
     """Aligned pair exclusion (6.2): two cells of a house; a pair of their digits that
     would empty a cell seeing both (or put one digit twice in the house) cannot be; a digit
     of one cell in no pair left goes."""
+    xs = np.zeros(20, np.int64)
     for a in range(81):
         if val[a] != 0:
             continue
         for b in range(a + 1, 81):
             if val[b] != 0 or not SEES[a, b]:
                 continue
-            # the cells seeing both, as their candidate masks of at most 2 digits
+            # the cells seeing both that a pair of digits could empty (two candidates)
+            nx = 0
+            for k in range(20):
+                c = PEERS[a, k]
+                if c != b and val[c] == 0 and SEES[b, c] and POP9[cand[c]] <= 2:
+                    xs[nx] = cand[c]
+                    nx += 1
             allowed_a = 0
             allowed_b = 0
             ma = cand[a]
@@ -624,11 +643,10 @@ def aligned_pair(val, cand, H, E):
                         continue
                     pair = (1 << u) | (1 << v)
                     ok = True
-                    for c in range(81):
-                        if val[c] == 0 and c != a and c != b and SEES[a, c] and SEES[b, c]:
-                            if (cand[c] & ~pair) == 0:
-                                ok = False
-                                break
+                    for i in range(nx):
+                        if (xs[i] & ~pair) == 0:
+                            ok = False
+                            break
                     if ok:
                         allowed_a |= 1 << u
                         allowed_b |= 1 << v

@@ -1,0 +1,121 @@
+"""Each technique on a textbook position: an open grid (every candidate everywhere) where
+only the pattern's candidates were taken out, so that the pattern is the easiest step; the
+eliminations asserted are the pattern's, cell by cell."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pipeline.sudoku import rate
+from pipeline.sudoku.rate.path import first_hint
+from pipeline.sudoku.rate.techniques import ELIMS, HINT_SIZE, NELIM, PCELL, PDIG, RATING, TECH
+
+ALL = 0x1FF
+
+
+def cell(r: int, c: int) -> int:
+    return 9 * (r - 1) + (c - 1)
+
+
+def open_grid() -> np.ndarray:
+    return np.full(81, ALL, np.int64)
+
+
+def only(grid: np.ndarray, digit: int, cells: list[int], among: list[int]) -> None:
+    """Digit stays, of the cells `among`, only in `cells`."""
+    for x in among:
+        if x not in cells:
+            grid[x] &= ~(1 << (digit - 1))
+
+
+def row(r: int) -> list[int]:
+    return [cell(r, c) for c in range(1, 10)]
+
+
+def col(c: int) -> list[int]:
+    return [cell(r, c) for r in range(1, 10)]
+
+
+def box(b: int) -> list[int]:
+    r0, c0 = 3 * ((b - 1) // 3) + 1, 3 * ((b - 1) % 3) + 1
+    return [cell(r0 + i, c0 + j) for i in range(3) for j in range(3)]
+
+
+def hint(grid: np.ndarray):
+    H = np.zeros(HINT_SIZE, np.int64)
+    assert first_hint(grid, H)
+    elims = {(int(e) // 10, int(e) % 10) for e in H[ELIMS:ELIMS + H[NELIM]]}
+    place = (int(H[PCELL]), int(H[PDIG])) if H[PCELL] >= 0 else None
+    return rate.TECHNIQUES[H[TECH]], H[RATING] / 10, elims, place
+
+
+def test_hidden_single_in_a_box_and_a_row():
+    g = open_grid()
+    only(g, 4, [cell(2, 2)], box(1))
+    assert hint(g) == ("Hidden Single", 1.2, set(), (cell(2, 2), 4))
+    g = open_grid()
+    only(g, 4, [cell(2, 2)], row(2))
+    assert hint(g) == ("Hidden Single", 1.5, set(), (cell(2, 2), 4))
+
+
+def test_naked_single():
+    g = open_grid()
+    g[cell(5, 5)] = 1 << 6
+    assert hint(g) == ("Naked Single", 2.3, set(), (cell(5, 5), 7))
+
+
+def test_pointing():
+    g = open_grid()
+    only(g, 3, [cell(1, 1), cell(1, 2)], box(1))
+    gone = {(x, 3) for x in row(1)[3:]}
+    assert hint(g) == ("Pointing", 2.6, gone, None)
+
+
+def test_claiming():
+    g = open_grid()
+    only(g, 3, [cell(1, 1), cell(2, 1)], col(1))
+    gone = {(x, 3) for x in box(1) if x % 9 != 0}
+    assert hint(g) == ("Claiming", 2.8, gone, None)
+
+
+def test_naked_pair_and_triplet():
+    g = open_grid()
+    g[cell(1, 1)] = g[cell(1, 9)] = 0b11
+    gone = {(x, d) for x in row(1)[1:8] for d in (1, 2)}
+    assert hint(g) == ("Naked Pair", 3.0, gone, None)
+    g = open_grid()
+    g[cell(1, 1)], g[cell(1, 5)], g[cell(1, 9)] = 0b011, 0b110, 0b101
+    gone = {(x, d) for x in row(1) if x not in (0, 4, 8) for d in (1, 2, 3)}
+    assert hint(g) == ("Naked Triplet", 3.6, gone, None)
+
+
+def test_hidden_pair():
+    g = open_grid()
+    for d in (6, 8):
+        only(g, d, [cell(4, 2), cell(4, 8)], row(4))
+    gone = {(x, d) for x in (cell(4, 2), cell(4, 8)) for d in range(1, 10) if d not in (6, 8)}
+    assert hint(g) == ("Hidden Pair", 3.4, gone, None)
+
+
+def test_x_wing_and_swordfish():
+    g = open_grid()
+    only(g, 5, [cell(1, 2), cell(1, 7)], row(1))
+    only(g, 5, [cell(5, 2), cell(5, 7)], row(5))
+    gone = {(cell(r, c), 5) for c in (2, 7) for r in range(1, 10) if r not in (1, 5)}
+    assert hint(g) == ("X-Wing", 3.2, gone, None)
+    g = open_grid()
+    only(g, 5, [cell(1, 2), cell(1, 5)], row(1))
+    only(g, 5, [cell(4, 5), cell(4, 8)], row(4))
+    only(g, 5, [cell(7, 2), cell(7, 8)], row(7))
+    gone = {(cell(r, c), 5) for c in (2, 5, 8) for r in range(1, 10) if r not in (1, 4, 7)}
+    assert hint(g) == ("Swordfish", 3.8, gone, None)
+
+
+def test_xy_and_xyz_wing():
+    g = open_grid()
+    g[cell(1, 1)], g[cell(1, 5)], g[cell(5, 1)] = 0b011, 0b101, 0b110  # 12, 13, 23
+    assert hint(g) == ("XY-Wing", 4.2, {(cell(5, 5), 3)}, None)
+    g = open_grid()
+    g[cell(1, 1)], g[cell(1, 5)], g[cell(2, 2)] = 0b111, 0b101, 0b110  # 123, 13, 23
+    gone = {(cell(1, c), 3) for c in (2, 3)}
+    assert hint(g) == ("XYZ-Wing", 4.4, gone, None)
