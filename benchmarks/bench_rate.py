@@ -1,6 +1,6 @@
 """Benchmark of the SER rater (pipeline.sudoku.rate) against Sudoku Explainer's serate.
 
-    .venv/bin/python benchmarks/bench_rate.py [--quick] [--serate-seconds S] [--no-serate]
+    .venv/bin/python benchmarks/bench_rate.py [--quick] [--serate-seconds S] [--no-serate] [--show N]
 
 On the held-out sets (benchmarks/data/ser/*.csv: serate's ER/EP/ED of puzzles the tests do
 not use, made by benchmarks/make_ser_data.py), per set and per SER band (by serate's ER):
@@ -75,8 +75,9 @@ def pct(k: int, n: int) -> str:
     return f"{100 * k / n:5.1f}%" if n else "    -"
 
 
-def agreement(name: str, ref: dict, ours, names: tuple[str, ...]) -> dict:
-    """Print the set's table; return its counts for the thresholds."""
+def agreement(name: str, ref: dict, ours, names: tuple[str, ...], show: int = 0) -> dict:
+    """Print the set's table (and its first `show` puzzles that we rate differently);
+    return its counts for the thresholds."""
     ok = ours.status == names.index("ok")
     er, ep, ed = (np.where(ok, getattr(ours, k), -1).astype(np.int64) for k in ("er", "ep", "ed"))
     others = ", ".join(f"{names[s]} {int(c)}" for s, c in enumerate(np.bincount(ours.status))
@@ -97,6 +98,14 @@ def agreement(name: str, ref: dict, ours, names: tuple[str, ...]) -> dict:
               f"{pct(int((ep[m] == ref['ep'][m]).sum()), n):>8}"
               f"{pct(int((ed[m] == ref['ed'][m]).sum()), n):>8}")  # fmt: skip
     known = ref["er"] >= 0
+    differ = np.flatnonzero(
+        ok & known & ((er != ref["er"]) | (ep != ref["ep"]) | (ed != ref["ed"]))
+    )
+    for i in differ[:show].tolist():
+        print(
+            f"    {ref['puzzle'][i]}  serate {ref['er'][i] / 10:.1f}/{ref['ep'][i] / 10:.1f}/"
+            f"{ref['ed'][i] / 10:.1f}  ours {er[i] / 10:.1f}/{ep[i] / 10:.1f}/{ed[i] / 10:.1f}"
+        )
     low, high = known & (ref["er"] <= 90), known & (ref["er"] > 90)
     return {
         "low": int(low.sum()), "high": int(high.sum()), "n": int(known.sum()),
@@ -154,6 +163,8 @@ def main() -> None:
     ap.add_argument("--serate-seconds", type=float, default=45.0,
                     help="serate's live time, all sets together")  # fmt: skip
     ap.add_argument("--no-serate", action="store_true", help="serate's recorded times only")
+    ap.add_argument("--show", type=int, default=0, metavar="N",
+                    help="list each set's first N puzzles rated otherwise than serate")  # fmt: skip
     args = ap.parse_args()
     try:
         from pipeline.sudoku import rate
@@ -182,7 +193,7 @@ def main() -> None:
         t0 = time.perf_counter()
         result = rate.rate_grids(puzzles, solutions)
         first = time.perf_counter() - t0
-        counts.append(agreement(name, ref, result, rate.STATUS_NAMES))
+        counts.append(agreement(name, ref, result, rate.STATUS_NAMES, args.show))
         ours = len(puzzles) / first if first > seconds else our_speed(
             rate, puzzles, solutions, seconds, rounds)  # fmt: skip
         recorded = len(ref["seconds"]) / ref["seconds"].sum()
