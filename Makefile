@@ -33,10 +33,11 @@ solve-dataset: kernels ## Run the main job on the bundled sample (INPUT=, OUTPUT
 test: kernels ## Run the test suite
 	$(PY) -m pytest -q
 
-bench: kernels ## Engine (beside tdoku), canonical form and pipeline benchmarks (prints tables)
+bench: kernels ## Engine (beside tdoku), canonical form, pipeline and SER rater (beside serate) benchmarks
 	$(PY) benchmarks/bench_engine.py
 	$(PY) benchmarks/bench_canonical.py
 	$(PY) benchmarks/bench_pipeline.py
+	$(PY) benchmarks/bench_rate.py
 
 lint: $(STAMP) ## ruff, and the layers' import rule (.importlinter)
 	$(VENV)/bin/ruff check .

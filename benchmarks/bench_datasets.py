@@ -1,4 +1,4 @@
-"""Memory and time of the data-set tools (dedup, split, augment) on runs of a few million rows.
+"""Memory and time of the data-set tools (dedup, split, augment, overlap) on runs of a few million rows.
 
 The input is mostly distinct classes, the hard case for memory: puzzles from the shared sets
 (17-clue, Kaggle slice, Radcliffe 5000, top1465), each with one random given removed (a new
@@ -10,6 +10,7 @@ baseline of a process that only imports the module, and polars' own answer to "d
 canonical forms" (eager and streaming engine) for comparison.
 
 Usage: python benchmarks/bench_datasets.py [--rows 1000000,3000000] [--memory-rows N]
+                                          [--only TEXT]  (the jobs whose name holds TEXT)
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 RAW = ROOT.parent / "shared" / "data" / "raw"
 WORK = ROOT / "bench-results" / "datasets"
-IMPORTS = "from pipeline.io import classes\nfrom pipeline.tools import augment, dedup, split\n"
+IMPORTS = ("from pipeline.io import classes\n"
+           "from pipeline.tools import augment, dedup, overlap, split\n")
 BIN = Path(sys.executable).parent
 PIPELINE = [str(BIN / "pipeline")] if (BIN / "pipeline").exists() else [
     sys.executable, "-m", "pipeline"]
@@ -121,6 +123,7 @@ def main() -> None:
     ap.add_argument("--rows", default="1000000,3000000")
     ap.add_argument("--memory-rows", type=int, default=None)
     ap.add_argument("--no-polars", action="store_true")
+    ap.add_argument("--only", default="", help="run only the jobs whose name holds this")
     args = ap.parse_args()
     mem = f", memory_rows={args.memory_rows}" if args.memory_rows else ""
     print(f"{'what':<44} {'rows':>11} {'seconds':>8} {'peak RSS':>9}")
@@ -145,6 +148,9 @@ def main() -> None:
             "augment --copies 2": IMPORTS +
                                   f"print(augment.augment({str(run)!r}, 2, 1, "
                                   f"{str(out / 'aug.parquet')!r}).written)",
+            "overlap of the run with itself -> parquet": IMPORTS +
+                f"print(overlap.overlap({str(run)!r}, {str(run)!r}, "
+                f"{str(out / 'o.parquet')!r}{mem}).found)",
         }
         if not args.no_polars:
             glob = str(run / "results" / "*.parquet")
@@ -155,6 +161,8 @@ def main() -> None:
                 f"import polars as pl\nprint(pl.scan_parquet({glob!r}).select(pl.col('canonical')"
                 f".drop_nulls().n_unique()).collect(engine='streaming').item())")
         for name, code in jobs.items():
+            if args.only not in name:
+                continue
             seconds, peak, said = peak_of(code)
             print(f"{name:<44} {rows:>11,} {seconds:>8.1f} {peak / 2**20:>6.0f} MB   ({said})",
                   flush=True)

@@ -1,6 +1,6 @@
 """Benchmark of the SER rater (pipeline.sudoku.rate) against Sudoku Explainer's serate.
 
-    .venv/bin/python benchmarks/bench_rate.py [--quick] [--serate-seconds S] [--no-serate]
+    .venv/bin/python benchmarks/bench_rate.py [--quick] [--serate-seconds S] [--no-serate] [--show N]
 
 On the held-out sets (benchmarks/data/ser/*.csv: serate's ER/EP/ED of puzzles the tests do
 not use, made by benchmarks/make_ser_data.py), per set and per SER band (by serate's ER):
@@ -42,11 +42,12 @@ def band_name(lo: float, hi: float) -> str:
 
 
 def load(path: Path) -> dict[str, np.ndarray | list[str]]:
-    """A held-out set's columns: puzzle texts, tenths for er/ep/ed, seconds."""
+    """A held-out set's columns: puzzle texts, tenths for er/ep/ed (-1 where serate did not
+    finish within the recorded seconds), seconds."""
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
-    tenths = {k: np.array([round(10 * float(r[k])) for r in rows], np.int64) for k in
-              ("er", "ep", "ed")}  # fmt: skip
+    tenths = {k: np.array([round(10 * float(r[k])) if r[k] else -1 for r in rows], np.int64)
+              for k in ("er", "ep", "ed")}  # fmt: skip
     return {"puzzle": [r["puzzle"] for r in rows], **tenths,
             "seconds": np.array([float(r["seconds"]) for r in rows])}  # fmt: skip
 
@@ -74,10 +75,18 @@ def pct(k: int, n: int) -> str:
     return f"{100 * k / n:5.1f}%" if n else "    -"
 
 
-def agreement(name: str, ref: dict, ours, ok: np.ndarray) -> dict:
-    """Print the set's table; return its counts for the thresholds."""
+def agreement(name: str, ref: dict, ours, names: tuple[str, ...], show: int = 0) -> dict:
+    """Print the set's table (and its first `show` puzzles that we rate differently);
+    return its counts for the thresholds."""
+    ok = ours.status == names.index("ok")
     er, ep, ed = (np.where(ok, getattr(ours, k), -1).astype(np.int64) for k in ("er", "ep", "ed"))
-    print(f"\n{name}: {len(er)} puzzles, rated by us {int(ok.sum())} (others: status not ok)")
+    others = ", ".join(f"{names[s]} {int(c)}" for s, c in enumerate(np.bincount(ours.status))
+                       if c and names[s] != "ok")  # fmt: skip
+    unfinished = int((ref["er"] < 0).sum())
+    print(f"\n{name}: {len(er)} puzzles, rated by us {int(ok.sum())}"
+          + (f" (status {others})" if others else "")
+          + (f"; {unfinished} that serate did not finish in time left out" if unfinished
+             else ""))  # fmt: skip
     print(f"  {'band':<7}{'n':>5}  {'ER =':>7}{'ER ±0.1':>9}{'EP =':>8}{'ED =':>8}")
     for lo, hi in BANDS:
         m = (ref["er"] >= 10 * lo) & (ref["er"] < 10 * hi)
@@ -88,13 +97,23 @@ def agreement(name: str, ref: dict, ours, ok: np.ndarray) -> dict:
               f"{pct(int((abs(er[m] - ref['er'][m]) <= 1).sum()), n):>9}"
               f"{pct(int((ep[m] == ref['ep'][m]).sum()), n):>8}"
               f"{pct(int((ed[m] == ref['ed'][m]).sum()), n):>8}")  # fmt: skip
-    low = ref["er"] <= 90
+    known = ref["er"] >= 0
+    differ = np.flatnonzero(
+        ok & known & ((er != ref["er"]) | (ep != ref["ep"]) | (ed != ref["ed"]))
+    )
+    for i in differ[:show].tolist():
+        print(
+            f"    {ref['puzzle'][i]}  serate {ref['er'][i] / 10:.1f}/{ref['ep'][i] / 10:.1f}/"
+            f"{ref['ed'][i] / 10:.1f}  ours {er[i] / 10:.1f}/{ep[i] / 10:.1f}/{ed[i] / 10:.1f}"
+        )
+    low, high = known & (ref["er"] <= 90), known & (ref["er"] > 90)
     return {
-        "low": int(low.sum()), "high": int((~low).sum()), "n": len(er),
+        "low": int(low.sum()), "high": int(high.sum()), "n": int(known.sum()),
         "low_eq": int((er[low] == ref["er"][low]).sum()),
-        "high_eq": int((er[~low] == ref["er"][~low]).sum()),
+        "high_eq": int((er[high] == ref["er"][high]).sum()),
         "low_near": int((abs(er[low] - ref["er"][low]) <= 1).sum()),
-        "ep_eq": int((ep == ref["ep"]).sum()), "ed_eq": int((ed == ref["ed"]).sum()),
+        "ep_eq": int((ep[known] == ref["ep"][known]).sum()),
+        "ed_eq": int((ed[known] == ref["ed"][known]).sum()),
     }  # fmt: skip
 
 
@@ -131,10 +150,11 @@ def our_speed(
     return best
 
 
-def serate_sample(ref: dict, budget: float) -> np.ndarray:
-    """Indices of a prefix of the set whose recorded serate seconds fit the budget."""
-    spent = np.cumsum(ref["seconds"])
-    return np.arange(int(np.searchsorted(spent, budget, side="right")))
+def serate_sample(ref: dict, budget: float, seed: int) -> np.ndarray:
+    """A random sample (fixed seed) whose recorded serate seconds fit the budget."""
+    order = np.random.default_rng(seed).permutation(len(ref["seconds"]))
+    spent = np.cumsum(ref["seconds"][order])
+    return np.sort(order[: int(np.searchsorted(spent, budget, side="right"))])
 
 
 def main() -> None:
@@ -143,6 +163,8 @@ def main() -> None:
     ap.add_argument("--serate-seconds", type=float, default=45.0,
                     help="serate's live time, all sets together")  # fmt: skip
     ap.add_argument("--no-serate", action="store_true", help="serate's recorded times only")
+    ap.add_argument("--show", type=int, default=0, metavar="N",
+                    help="list each set's first N puzzles rated otherwise than serate")  # fmt: skip
     args = ap.parse_args()
     try:
         from pipeline.sudoku import rate
@@ -171,32 +193,37 @@ def main() -> None:
         t0 = time.perf_counter()
         result = rate.rate_grids(puzzles, solutions)
         first = time.perf_counter() - t0
-        ok = result.status == rate.STATUS_NAMES.index("ok")
-        counts.append(agreement(name, ref, result, ok))
+        counts.append(agreement(name, ref, result, rate.STATUS_NAMES, args.show))
         ours = len(puzzles) / first if first > seconds else our_speed(
             rate, puzzles, solutions, seconds, rounds)  # fmt: skip
         recorded = len(ref["seconds"]) / ref["seconds"].sum()
         live = None
         if classes is not None and name in live_sets:
-            pick = serate_sample(ref, live_budget / len(live_sets))
+            pick = serate_sample(ref, live_budget / len(live_sets), seed=len(speeds))
             if len(pick):
-                warm = [p for k, (_, r) in enumerate(sets) if r is not ref
-                        for p in r["puzzle"][:10]]  # fmt: skip
-                got = serate.rate(classes, [ref["puzzle"][i] for i in pick], warm=warm[:30])
+                warm = [p for _, r in sets if r is not ref for p in r["puzzle"][-20:]]
+                got = serate.rate(classes, [ref["puzzle"][i] for i in pick], warm=warm)
                 live = (len(pick), len(pick) / max(sum(r["seconds"] for r in got), 1e-3))
-        speeds.append((name, len(puzzles), ours, recorded, live))
+        bound = bool((ref["er"] < 0).any())  # serate's seconds a lower bound: its rate a ceiling
+        speeds.append((name, len(puzzles), ours, recorded, live, bound))
     thresholds(counts)
     print("\nspeed, puzzles a second on one core (serate: warm JVM, its own time per puzzle):")
     print(f"  {'set':<12}{'n':>5}{'ours':>11}{'serate':>10}{'(sample)':>10}{'ratio':>9}"
           f"   {'serate as recorded':>18}")  # fmt: skip
-    for name, n, ours, recorded, live in speeds:
+    for name, n, ours, recorded, live, bound in speeds:
         if live is not None:
             theirs, sample = live[1], f"{live[0]}"
         else:
             theirs, sample = recorded, "recorded"
         aim = f"  (aim >= {TARGET}x)" if name != "hardest11" else ""
-        print(f"  {name:<12}{n:>5}{ours:>11,.1f}{theirs:>10.2f}{sample:>10}"
-              f"{ours / theirs:>8,.0f}x   {recorded:>18.2f}{aim}")  # fmt: skip
+        less, more = ("<", ">") if bound and live is None else (" ", " ")
+        print(f"  {name:<12}{n:>5}{ours:>11,.1f} {less}{theirs:>8.4g}{sample:>10}"
+              f"  {more}{ours / theirs:>6,.0f}x   {recorded:>18.4g}{aim}")  # fmt: skip
+    if any(s[-1] for s in speeds):
+        print(
+            "  (<, >: serate did not finish some puzzles within the seconds recorded, so its "
+            "rate is at most that)"
+        )
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -32,6 +33,7 @@ RAW = REPO.parent / "shared" / "data" / "raw"
 REFERENCE = REPO / "tests" / "sudoku" / "rate" / "data"
 HELDOUT = REPO / "benchmarks" / "data" / "ser"
 SEED = 24
+SLOW_CORE = int(os.environ.get("SLOW_CORE", "0"))  # the core of the unbatched runs
 BANDS = [(1.0, 2.0), (2.0, 4.0), (4.0, 6.0), (6.0, 7.0), (7.0, 8.0), (8.0, 9.0), (9.0, 10.0),
          (10.0, 99.0)]  # fmt: skip
 
@@ -113,20 +115,31 @@ def reference_picks(d: Draw) -> tuple[list, list]:
     return picks, slow + d.take("hardest11+", 4)
 
 
+def extra_picks(d: Draw) -> list:
+    """More reference picks for SER 4-7, where the first draw was thin (drawn last, so that
+    the held-out sets stay the same)."""
+    picks = d.take("radcliffe", 30, lambda lab: lab == "Easy")
+    picks += d.take("radcliffe", 30, lambda lab: lab == "Medium")
+    return (
+        picks + d.take("diabolical", 40, in_range(5, 6)) + d.take("diabolical", 40, in_range(6, 7))
+    )
+
+
 def heldout_picks(d: Draw) -> dict[str, tuple[list, list]]:
     """Per benchmark set, its (ordinary, slow) picks."""
     return {
         "diabolical": (d.take("diabolical", 150, in_range(0, 9.5)), []),
         "top1465": (d.take("top1465", 150), []),
         "radcliffe": (d.take("radcliffe", 150), []),
-        "hardest11": ([], d.take("hardest11+", 8)),
+        "hardest11": ([], d.take("hardest11+", 5)),
     }
 
 
 def rate_cached(
     work: Path, key: str, puzzles: list[str], mode: str, timeout: float, cached_only: bool
 ) -> list:
-    """serate's results for the puzzles (None for one past the timeout), kept in work/key.jsonl.
+    """serate's results for the puzzles (with "timeout" for one past it; None for one not
+    rated yet, with cached_only), kept in work/key.jsonl.
 
     mode: "batch" (a JVM per 50 puzzles), "timed" (one JVM, warmed up first, so that its
     seconds are a warm JVM's) or "slow" (a JVM per puzzle, under the timeout).
@@ -136,7 +149,8 @@ def rate_cached(
     if cache.exists():
         for line in cache.read_text().splitlines():
             r = json.loads(line)
-            done[r["puzzle"]] = r
+            if r.get("timeout", timeout) >= timeout:  # past a shorter timeout: again
+                done[r["puzzle"]] = r
     todo = [] if cached_only else [p for p in puzzles if p not in done]
     size = {"batch": 50, "timed": len(todo) or 1, "slow": 1}[mode]
     warm = warm_up_puzzles() if mode == "timed" else []
@@ -145,7 +159,7 @@ def rate_cached(
         try:
             results = serate.rate(
                 work / "classes", batch, warm=warm, paths=True,
-                timeout=timeout if mode == "slow" else None, core=1 if mode == "timed" else 0,
+                timeout=timeout if mode == "slow" else None, core=1 if mode == "timed" else SLOW_CORE,
             )  # fmt: skip
         except subprocess.TimeoutExpired:
             results = [{"timeout": timeout, "steps": []}]
@@ -154,8 +168,12 @@ def rate_cached(
                 r["puzzle"] = p
                 done[p] = r
                 f.write(json.dumps(r) + "\n")
-        print(f"{key}: {len(done)} of {len(puzzles)} rated", file=sys.stderr, flush=True)
-    return [done[p] if "er" in done.get(p, {}) else None for p in puzzles]
+        print(
+            f"{key}: {sum(p in done for p in puzzles)} of {len(puzzles)} rated",
+            file=sys.stderr,
+            flush=True,
+        )
+    return [done.get(p) for p in puzzles]
 
 
 def warm_up_puzzles() -> list[str]:
@@ -166,22 +184,40 @@ def warm_up_puzzles() -> list[str]:
     return grid.decode(np.concatenate([puzzle_sets.load(RAW / FILES["kaggle"][0], n=60), bank]))
 
 
-def rated_rows(d: Draw, key: str, picks, slow, seed: int, args) -> list:
-    """Rows of the rated picks (the slow ones after the others), under random symmetries."""
+def rated_rows(d: Draw, key: str, groups: list[tuple[list, str, int]], args) -> list:
+    """Rows of the rated picks, group by group: (picks, how serate runs them, the seed of
+    their random symmetries)."""
     rows = []
-    mode = "batch" if key == "reference" else "timed"
-    for group, is_slow in ((picks, False), (slow, True)):
+    for group, how, seed in groups:
         if not group:
             continue
-        puzzles = d.disguise(group, seed + is_slow)
-        how = "slow" if is_slow else mode
+        puzzles = d.disguise(group, seed)
         results = rate_cached(args.work, key, puzzles, how, args.timeout, args.cached_only)
         for (name, i), p, r in zip(group, puzzles, results, strict=True):
-            if r is None:
+            if r is None or ("timeout" in r and key == "reference"):
                 print(f"{key}: {name}:{i} not rated (past the timeout), left out", file=sys.stderr)
+            elif "timeout" in r:  # held out: serate's time is at least this
+                rows.append({"source": f"{name}:{i}", "puzzle": p, "er": None, "ep": None,
+                             "ed": None, "technique": "", "seconds": r["timeout"]})  # fmt: skip
             elif r["er"] > 0:
                 rows.append({"source": f"{name}:{i}", "puzzle": p, **r})
     return rows
+
+
+def first_of_each_class(rows: list[dict]) -> list[dict]:
+    """The rows whose puzzle is not equivalent to an earlier row's (the sets overlap)."""
+    from pipeline.sudoku import canonical, grid
+
+    if not rows:
+        return rows
+    seen: set[bytes] = set()
+    kept = []
+    for r, f in zip(rows, canonical.minlex(grid.encode([r["puzzle"] for r in rows])[0])[0],
+                    strict=True):  # fmt: skip
+        if f.tobytes() not in seen:
+            seen.add(f.tobytes())
+            kept.append(r)
+    return kept
 
 
 def write_csv(path: Path, rows: list[dict], columns: list[str]) -> None:
@@ -190,7 +226,8 @@ def write_csv(path: Path, rows: list[dict], columns: list[str]) -> None:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(columns)
         for r in rows:
-            w.writerow([f"{r[c]:.1f}" if c in ("er", "ep", "ed") else r[c] for c in columns])
+            w.writerow([("" if r[c] is None else f"{r[c]:.1f}") if c in ("er", "ep", "ed")
+                        else r[c] for c in columns])  # fmt: skip
 
 
 def main() -> None:
@@ -207,8 +244,12 @@ def main() -> None:
     d = Draw(SEED)
     ref_picks, ref_slow = reference_picks(d)
     held = heldout_picks(d)  # drawn after the reference's, so never the same rows
+    extra = extra_picks(d)  # more of the bands the first draw left thin
     if args.what == "reference":
-        rows = rated_rows(d, "reference", ref_picks, ref_slow, SEED, args)
+        rows = rated_rows(
+            d, "reference", [(ref_picks, "batch", SEED), (extra, "batch", SEED + 2),
+                             (ref_slow, "slow", SEED + 1)], args)  # fmt: skip
+        rows = first_of_each_class(rows)
         cols = ["source", "puzzle", "er", "ep", "ed", "technique"]
         write_csv(REFERENCE / "reference.csv", rows, cols)
         per_band: dict[str, int] = {}
@@ -235,7 +276,9 @@ def main() -> None:
         forms = canonical.minlex(grid.encode(ref)[0])[0]
         ref_keys = {f.tobytes() for f in forms}
     for k, (name, (picks, slow)) in enumerate(held.items()):
-        rows = rated_rows(d, f"heldout-{name}", picks, slow, SEED + 10 * (k + 1), args)
+        rows = rated_rows(
+            d, f"heldout-{name}", [(picks, "timed", SEED + 10 * (k + 1)),
+                                   (slow, "slow", SEED + 10 * (k + 1) + 1)], args)  # fmt: skip
         forms = canonical.minlex(grid.encode([r["puzzle"] for r in rows])[0])[0]
         kept = [r for r, f in zip(rows, forms, strict=True) if f.tobytes() not in ref_keys]
         cols = ["source", "puzzle", "er", "ep", "ed", "technique", "seconds"]

@@ -425,6 +425,28 @@ def split(
 
 
 @app.command()
+def overlap(
+    first: Annotated[str, typer.Argument(
+        metavar="A", help="A finished run made with --canonical, a Parquet table with a "
+        "canonical column (a split or dedup output), or puzzles in any shape `run` reads; "
+        "alone, a `split` folder: every pair of its splits.")],
+    second: Annotated[str | None, typer.Argument(
+        metavar="[B]", help="The same kinds as A: its rows equivalent to a puzzle of A are "
+        "reported.", show_default=False)] = None,
+    output: Annotated[str | None, typer.Option(
+        "--output", "-o", metavar="FILE", help="Where to write the rows found (source, row, "
+        "puzzle, match_source, match_row): .csv, .csv.gz or .parquet.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing.")] = False,
+) -> None:
+    """The rows of B whose equivalence class occurs in A (a disguised copy: relabelled,
+    rotated, rows or columns swapped): a count on stderr, exit 1 when there is any, so
+    that CI can refuse a leaky split."""
+    from pipeline.tools import overlap as tool
+
+    raise typer.Exit(tool.main(first, second, output, quiet))
+
+
+@app.command()
 def augment(
     folder: Annotated[str, typer.Argument(metavar="DIR", help="A finished run.")],
     copies: Annotated[int, typer.Option("--copies", "-k", metavar="K", min=1, max=1000,

@@ -108,6 +108,16 @@ def pack_forms(digits: np.ndarray) -> np.ndarray:
     return words
 
 
+def unpack_forms(words: np.ndarray) -> np.ndarray:
+    """(N,5) uint64 words -> (N,81) digits: pack_forms undone."""
+    w = np.asarray(words, np.uint64)
+    out = np.empty((len(w), 81), np.uint8)
+    for k in range(5):
+        width = min(19, 81 - 19 * k)
+        out[:, 19 * k: 19 * k + width] = (w[:, k, None] // _POW10[19 - width:]) % np.uint64(10)
+    return out
+
+
 @compiled.kernel("(readonly u1[::1], u8[:, ::1]) -> b1", nogil=True)
 def _pack_text(chars, words):
     """(M*81,) bytes of M forms ('.' or 1-9) -> (M,5) words; False on another byte."""
@@ -142,7 +152,7 @@ def forms(arr, shown: str) -> tuple[np.ndarray, np.ndarray]:
     return has, words
 
 
-def _bucket_of(u: np.ndarray, k: int) -> np.ndarray:
+def bucket_of(u: np.ndarray, k: int) -> np.ndarray:
     """Bucket 0..k-1 of each hash, monotone in the hash (its top 32 bits times k)."""
     return ((u >> np.uint64(32)) * np.uint64(k)) >> np.uint64(32)
 
@@ -364,7 +374,7 @@ def pass1(run: Run, folder: str | None, seed: int, memory_rows: int,
             rec["key"] = key[has]
             rec["n"] = 1
             rec["s"] = strata.codes(batch.column(by))[has] if by else 0
-            spill.add(_bucket_of(form_hash(words, seed), k), rec)
+            spill.add(bucket_of(form_hash(words, seed), k), rec)
     spill.finish()
     return Buckets(spill, k, seed, memory_rows, rows, formless)
 

@@ -3,6 +3,9 @@ every one replays, and every broken copy of one is rejected."""
 
 from __future__ import annotations
 
+import csv
+from pathlib import Path
+
 import numpy as np
 import pytest
 from conftest import PUZZLE, SOLUTION
@@ -11,6 +14,7 @@ from hypothesis import strategies as st
 
 from pipeline.sudoku import replay
 
+REFERENCE = Path(__file__).parent / "rate" / "data" / "reference.csv"
 BASE = np.array([[(3 * (r % 3) + r // 3 + c) % 9 + 1 for c in range(9)] for r in range(9)])
 
 
@@ -147,8 +151,16 @@ def test_the_rules_by_hand() -> None:
 
 
 def test_the_rater_s_paths_replay() -> None:
-    """Every path the rater gives replays (skipped until the rater exists)."""
+    """Every path the rater completes replays, on the SER reference puzzles (skipped until
+    the rater exists)."""
     rate = pytest.importorskip("pipeline.sudoku.rate")
-    for puzzle, solution in [(PUZZLE, SOLUTION)]:
-        steps = rate.path(puzzle)
-        assert replay.why_not(puzzle, solution, steps) is None
+    from pipeline.sudoku import solver
+
+    with open(REFERENCE, newline="") as f:
+        puzzles = [PUZZLE] + [r["puzzle"] for r in csv.DictReader(f)][::4]
+    solutions = solver.solve_strings(puzzles).solutions
+    result = rate.rate(puzzles)
+    done = np.flatnonzero(result.status == rate.STATUS_NAMES.index("ok"))
+    assert len(done) >= 20
+    for i in done.tolist():
+        assert replay.why_not(puzzles[i], solutions[i], rate.path(puzzles[i])) is None, puzzles[i]

@@ -165,13 +165,29 @@ def _cell(c: int) -> str:
     return f"r{c // 9 + 1}c{c % 9 + 1}"
 
 
+_HOUSE = ("row", "column", "block")
+_CHAINS = ("Bidirectional X-Cycle", "Bidirectional Y-Cycle", "Bidirectional Cycle",
+           "Turbot Fish", "Forcing X-Chain", "Forcing Chain")
+
+
 def _text(tech: int, info, placements, eliminations) -> str:
-    """The step's short description, after serate's."""
+    """The step's short description, after serate's where the step's record has what it
+    says (singles, wings, forcing chains), else the technique and what it removes."""
     name = TECHNIQUES[tech]
+    if name == "Hidden Single":
+        (c, d), = placements
+        return f"{name}: {_cell(c)}: {d} in {_HOUSE[int(info[0]) // 9]}"
+    if name == "Naked Single":
+        (c, d), = placements
+        return f"{name}: {_cell(c)}: {d}"
+    if name in ("XY-Wing", "XYZ-Wing"):
+        cells = ",".join(_cell(int(c)) for c in info[:3])
+        return f"{name}: Cells {cells} on value {int(info[3])}"
+    if name in _CHAINS[3:]:
+        (c, d), = placements or eliminations
+        return f"{name}: {_cell(c)}.{d} {'on' if placements else 'off'}"
     if placements:
         (c, d), = placements
         return f"{name}: {_cell(c)}: {d}"
     gone = ",".join(f"{_cell(c)}.{d}" for c, d in eliminations)
     return f"{name}: {gone} off"
-
-

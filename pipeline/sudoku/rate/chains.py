@@ -16,6 +16,8 @@ its kind plus serate's increments for the chain's length (`length_add`).
 
 from __future__ import annotations
 
+import numpy as np
+
 from pipeline import compiled
 from pipeline.sudoku.rate.board import CELL_HOUSES, HOUSE_CELLS, PEERS, POP9, SEES, count_in, lowbit
 from pipeline.sudoku.rate.techniques import (
@@ -95,14 +97,16 @@ def build_links(cand, bb, links):
 
 
 @compiled.helper()
-def bfs(links, start, use_x, use_y, loop, limit, target, parent, depth, queue, seen, mark):
+def bfs(links, start, use_x, use_y, loop, limit, target, parent, depth, queue, seen, mark,
+        closers):
     """Breadth first from node `start`: parent[] and depth[] of every node reached (those
     with seen[n] == seen[NODES]). `loop`: looking for a way back to the start, whose own
     cell's other digits are not links (they would close the loop at once). No chain goes
-    past `limit` nodes. It stops once it has what it looks for: node `target` (if >= 0) and,
-    looking for a loop, an off node of depth 3 or more that links back to the start.
-    Returns the number of nodes reached (queue[:n], in order), negative when the limit cut
-    the search short."""
+    past `limit` nodes. Not looking for a loop, it stops at node `target`; looking for one,
+    each arrival (3 links or more away) at an off node that links back to the start is
+    kept in closers (node, parent, depth; closers[0, 0] their count), and such nodes are
+    left free so that a longer way can reach them again. Returns the number of nodes
+    reached (queue[:n], in order), negative when the limit cut it short."""
     # seen[n] == gen marks the nodes reached by this search: no clearing between searches
     seen[NODES] += 1
     gen = seen[NODES]
@@ -112,10 +116,9 @@ def bfs(links, start, use_x, use_y, loop, limit, target, parent, depth, queue, s
     queue[0] = start
     head = 0
     tail = 1
-    # the off nodes that link back to an on start: the links are symmetric, so they are
-    # the negations of the start's negation's links
-    closing = not loop
-    if loop:
+    hit = False  # a forcing search stops at its target; a loop search goes on
+    closers[0, 0] = 0
+    if loop:  # links are symmetric: the nodes linking back are the start's negation's
         off = start ^ 1
         if use_x:
             for k in range(links[off, 0]):
@@ -123,9 +126,8 @@ def bfs(links, start, use_x, use_y, loop, limit, target, parent, depth, queue, s
         if use_y:
             for k in range(links[off, 1]):
                 mark[links[off, 22 + k] ^ 1] = gen
-    hit = target < 0
     while head < tail:
-        if closing and hit:
+        if hit:
             return tail
         n = queue[head]
         head += 1
@@ -135,40 +137,50 @@ def bfs(links, start, use_x, use_y, loop, limit, target, parent, depth, queue, s
         if n & 1 or use_x:  # on -> off through peers always, off -> on through houses
             for k in range(links[n, 0]):
                 m = links[n, 2 + k]
-                if seen[m] != gen:
+                if loop and mark[m] == gen:
+                    k = closers[0, 0] + 1
+                    if dn >= 3 and k < closers.shape[0]:
+                        closers[k, 0] = m
+                        closers[k, 1] = n
+                        closers[k, 2] = dn
+                        closers[0, 0] = k
+                elif seen[m] != gen:
                     seen[m] = gen
                     depth[m] = dn
                     parent[m] = n
                     queue[tail] = m
                     tail += 1
-                    if m == target:
+                    if m == target and not loop:
                         hit = True
-                    if mark[m] == gen and dn >= 3:
-                        closing = True
         if use_y and not (loop and n == start):
             for k in range(links[n, 1]):
                 m = links[n, 22 + k]
-                if seen[m] != gen:
+                if loop and mark[m] == gen:
+                    k = closers[0, 0] + 1
+                    if dn >= 3 and k < closers.shape[0]:
+                        closers[k, 0] = m
+                        closers[k, 1] = n
+                        closers[k, 2] = dn
+                        closers[0, 0] = k
+                elif seen[m] != gen:
                     seen[m] = gen
                     depth[m] = dn
                     parent[m] = n
                     queue[tail] = m
                     tail += 1
-                    if m == target:
+                    if m == target and not loop:
                         hit = True
-                    if mark[m] == gen and dn >= 3:
-                        closing = True
     return tail
 
 
 @compiled.helper()
-def cycle_back(cand, bb, start, use_x, use_y, depth, queue, reached):
-    """The first off node reached (of depth >= 3) that links back to `start` (on), or -1:
-    breadth first, so the shortest loop."""
+def cycle_back(cand, bb, start, use_x, use_y, depth, queue, reached, first):
+    """The index in queue, from `first` on, of the next off node (of depth >= 3) that links
+    back to `start` (on), or -1: breadth first, so the shortest loops come first."""
     sc = start >> 1
     c0 = sc // 9
     d0 = sc % 9
-    for i in range(reached):
+    for i in range(first, reached):
         n = queue[i]
         if n & 1 or depth[n] < 3:
             continue
@@ -176,13 +188,13 @@ def cycle_back(cand, bb, start, use_x, use_y, depth, queue, reached):
         c = cd // 9
         d = cd % 9
         if use_y and c == c0 and d != d0 and POP9[cand[c]] == 2:
-            return n
+            return i
         if use_x and d == d0 and c != c0 and SEES[c, c0]:
             for t in range(3):
                 h = CELL_HOUSES[c, t]
                 if (CELL_HOUSES[c0, 0] == h or CELL_HOUSES[c0, 1] == h
                         or CELL_HOUSES[c0, 2] == h) and count_in(bb, d, h) == 2:
-                    return n
+                    return i
     return -1
 
 
@@ -266,6 +278,7 @@ def chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, mark, l
     """The chains rated at most `level`, offered to H; True when no search was cut short
     (no longer chain exists)."""
     whole = True
+    closers = np.zeros((64, 3), np.int64)
     for kind in range(3):  # 0: Y links only, 1: X only, 2: both
         use_x = kind >= 1
         use_y = kind != 1
@@ -284,29 +297,31 @@ def chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, mark, l
                     effort[0] += 1
                     if on == 1:
                         limit = longest(70 if kind == 2 else 65, min(H[RATING], level))
-                        n = bfs(links, start, use_x, use_y, True, limit,
-                                start ^ 1 if kind == 1 else -1, parent, depth, queue, seen, mark)
-                        if n < 0:
+                        if bfs(links, start, use_x, use_y, True, limit, -1, parent, depth,
+                               queue, seen, mark, closers) < 0:
                             whole = False
-                            n = -n
-                        last = cycle_back(cand, bb, start, use_x, use_y, depth, queue, n)
-                        if last >= 0:
-                            nodes = depth[last] + 1
+                        # the shortest loop that eliminates
+                        for k in range(1, closers[0, 0] + 1):
+                            last = closers[k, 0]
+                            parent[last] = closers[k, 1]
+                            nodes = closers[k, 2] + 1
                             base = 70 if kind == 2 else 65
                             r = base + length_add(nodes)
-                            if easier(H, r, nodes):
-                                ne = cycle_eliminations(cand, start, last, parent, E, onloop)
-                                if ne:
-                                    H[RATING] = r + 1  # so that offer takes it
-                                    tech = T_XY_CYCLE if kind == 2 else (
-                                        T_X_CYCLE if kind == 1 else T_Y_CYCLE)
-                                    offer(H, tech, r, -1, 0, E, ne, start, last, nodes, 0)
+                            if not easier(H, r, nodes):
+                                break
+                            ne = cycle_eliminations(cand, start, last, parent, E, onloop)
+                            if ne:
+                                H[RATING] = r + 1  # so that offer takes it
+                                tech = T_XY_CYCLE if kind == 2 else (
+                                    T_X_CYCLE if kind == 1 else T_Y_CYCLE)
+                                offer(H, tech, r, -1, 0, E, ne, start, last, nodes, 0)
+                                break
                     if kind == 0:
                         continue
-                    if on == 0 or use_y:
+                    if True:
                         limit = longest(70 if kind == 2 else 66, min(H[RATING], level))
                         if bfs(links, start, use_x, use_y, False, limit, start ^ 1, parent,
-                               depth, queue, seen, mark) < 0:
+                               depth, queue, seen, mark, closers) < 0:
                             whole = False
                     target = start ^ 1
                     if seen[target] == seen[NODES]:

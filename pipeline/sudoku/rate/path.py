@@ -120,6 +120,9 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch
     nev = 0
     placed = False
     effort[0] = 0
+    for k in range(scratch.shape[1]):
+        scratch[4, k] = 0  # the chains' generations (seen)
+        scratch[5, k] = 0  # and marks
     left = 0
     for c in range(81):
         if val[c] == 0:
@@ -198,9 +201,10 @@ def rate_all(puzzles, solutions, budget, out, t_step, t_event):
     H = np.zeros(HINT_SIZE, np.int64)
     E = np.zeros(HINT_SIZE, np.int64)
     effort = np.zeros(1, np.int64)
-    # the chains' parent, depth, queue, loop, seen and mark (chains.py)
-    scratch = np.zeros((6, NODES + 1), np.int64)
-    links = np.zeros((NODES, 30), np.int64)  # the chains' links (chains.build_links)
+    # the chains' parent, depth, queue, loop, seen and mark (chains.py); the searches'
+    # generations restart with each puzzle, so int32 holds them (one a search: the budget)
+    scratch = np.zeros((6, NODES + 1), np.int32)
+    links = np.zeros((NODES, 30), np.int16)  # the chains' links (chains.build_links)
     record = puzzles.shape[0] == 1 and t_step.shape[0] > 0
     for i in range(puzzles.shape[0]):
         rate_one(puzzles[i], solutions[i], budget, out[i], val, cand, bb, H, E, effort,
@@ -223,6 +227,6 @@ def first_hint(cand, H):
                 bb[d, c // 27] |= np.int64(1) << (c % 27)
     E = np.zeros(HINT_SIZE, np.int64)
     effort = np.zeros(1, np.int64)
-    scratch = np.zeros((6, NODES + 1), np.int64)
-    links = np.zeros((NODES, 30), np.int64)
+    scratch = np.zeros((6, NODES + 1), np.int32)
+    links = np.zeros((NODES, 30), np.int16)
     return next_step(val, c2, bb, H, E, effort, scratch, links)
