@@ -263,6 +263,29 @@ def solve(
 
 
 @app.command()
+def explain(
+    puzzle: Annotated[str, typer.Argument(
+        metavar="PUZZLE", help="An 81-character puzzle, or - to read what `pipeline run` "
+        "reads (or boards drawn as `solve` draws them) from stdin.")],
+    board: Annotated[int | None, typer.Option(
+        metavar="N", min=1, help="Draw the grid with its candidates before step N.")] = None,
+    format: Annotated[str, typer.Option(
+        "--format", "-f", click_type=click.Choice(["text", "json"]),
+        help="text: a step a line, as players write them; json: the steps as objects "
+        "(technique, rating, cells, digits, placements, eliminations).")] = "text",
+    rate_budget: Annotated[int, typer.Option(
+        metavar="UNITS", min=0, help="The rater's effort; 0 = its default.")] = 0,
+) -> None:
+    """A puzzle's solving path as a person takes it: each step's technique and Sudoku
+    Explainer rating, then ER/EP/ED.
+
+    Exits 1 when a puzzle is not `solved` (its status and reason said instead)."""
+    from pipeline.tools import explain as explain_mod
+
+    raise typer.Exit(explain_mod.main(puzzle, board, format, rate_budget))
+
+
+@app.command()
 def generate(
     count: Annotated[int, typer.Option("--count", "-n", metavar="N", min=0,
                                        help="How many puzzles to make.")],

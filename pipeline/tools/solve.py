@@ -52,39 +52,43 @@ def ratings(grids, outcome) -> dict[int, str]:
     return out
 
 
-def main(puzzle: str, fmt: str, first_solution: bool, rate: bool = False) -> int:
-    """`pipeline solve`: read, solve, print; the exit code."""
+def given(puzzle: str):
+    """The puzzles of the command line: PUZZLE, or `-`: standard input read as `run` reads
+    it, or boards drawn as `solve` draws them. Yields (first row, grids, malformed rows)."""
     from pipeline.io import inputs
     from pipeline.io.strings import buffers
+    from pipeline.sudoku import grid
+
+    if puzzle != "-":
+        grids, why = grid.encode([puzzle])
+        yield 0, grids, {i: w for i, w in enumerate(why) if w}
+        return
+    from pipeline.io import schema
+
+    stdin = sys.stdin.buffer
+    head = stdin.read(BOARD_SNIFF)
+    lines = head.decode("utf-8", "replace").splitlines()[:BOARD_SNIFF_LINES]
+    if any(grid.is_board_row(line) for line in lines):  # drawn boards, as we print them
+        texts, short = grid.read_boards((head + stdin.read()).decode("utf-8", "replace"))
+        grids, why = grid.encode(texts)
+        yield 0, grids, {i: w for i, w in enumerate(why) if w} | short
+        return
+    stdin = io.BufferedReader(_Prefixed(head, stdin))
+    inp = inputs.open_input("-", 0, None, None, schema.OURS, stdin=stdin)
+    for first, rows in inputs.read_whole(inp, stdin):
+        grids, malformed = grid.encode_buffers(*buffers(rows.columns["puzzle"]))
+        malformed.update(rows.reasons)
+        yield first, grids, malformed
+
+
+def main(puzzle: str, fmt: str, first_solution: bool, rate: bool = False) -> int:
+    """`pipeline solve`: read, solve, print; the exit code."""
     from pipeline.sudoku import grid, solver
     from pipeline.sudoku.status import Status
 
-    boards = None
-    if puzzle == "-":
-        from pipeline.io import schema
-
-        stdin = sys.stdin.buffer
-        head = stdin.read(BOARD_SNIFF)
-        lines = head.decode("utf-8", "replace").splitlines()[:BOARD_SNIFF_LINES]
-        if any(grid.is_board_row(line) for line in lines):  # drawn boards, as we print them
-            boards = grid.read_boards((head + stdin.read()).decode("utf-8", "replace"))
-            batches = [(0, None)]
-        else:
-            stdin = io.BufferedReader(_Prefixed(head, stdin))
-            inp = inputs.open_input("-", 0, None, None, schema.OURS, stdin=stdin)
-            batches = [(first, rows) for first, rows in inputs.read_whole(inp, stdin)]
-    else:
-        batches = [(0, None)]
     ok = True
     shown = 0
-    for first, rows in batches:
-        if rows is None:
-            texts, short = boards if boards is not None else ([puzzle], {})
-            grids, why = grid.encode(texts)
-            malformed = {i: w for i, w in enumerate(why) if w} | short
-        else:
-            grids, malformed = grid.encode_buffers(*buffers(rows.columns["puzzle"]))
-            malformed.update(rows.reasons)
+    for first, grids, malformed in given(puzzle):
         outcome = solver.solve_grids(grids, 1 if first_solution else 2, malformed)
         rated = ratings(grids, outcome) if rate else {}
         texts = grid.decode(outcome.solutions, blank="0")

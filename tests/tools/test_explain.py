@@ -1,0 +1,81 @@
+"""`pipeline explain`: the path a person takes, in players' notation, that replays (judged by
+the independent replayer) to the engine's solution, with the rater's ER/EP/ED."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import polars as pl
+import pytest
+from conftest import LEET, SAMPLE_CSV
+
+from pipeline.sudoku import grid, rate, replay, solver
+
+LINE = re.compile(r"^\d+\.\d [A-Z][\w\- ()+]*: (r\dc\d=\d.*|.*=> r\dc\d<>\d.*)$")
+
+
+@pytest.fixture(scope="module")
+def hard():
+    """A sample puzzle whose path has chains (one of the highest rated of the first 300)."""
+    puzzles = pl.read_csv(SAMPLE_CSV, infer_schema=False)["puzzle"].to_list()[:300]
+    got = rate.rate(puzzles)
+    return puzzles[int(got.er.argmax())]
+
+
+def _solution(puzzle: str) -> str:
+    out = solver.solve_strings([puzzle])
+    return grid.decode(out.solutions, blank="0")[0]
+
+
+def test_every_step_a_line_then_er_ep_ed(run_cli, hard):
+    res = run_cli("explain", hard)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    steps, last = lines[:-1], lines[-1]
+    assert steps and all(LINE.match(s) for s in steps), [s for s in steps if not LINE.match(s)]
+    got = rate.rate([hard])
+    er, ep, ed = (x[0] / 10 for x in (got.er, got.ep, got.ed))
+    assert last.startswith(f"ER {er:.1f} ({rate.TECHNIQUES[got.technique[0]]}), "
+                           f"EP {ep:.1f} (")
+    assert f"ED {ed:.1f} (" in last
+    assert max(float(s.split(" ", 1)[0]) for s in steps) == er
+
+
+def test_the_json_steps_replay_to_the_solution(run_cli, hard):
+    res = run_cli("explain", hard, "--format", "json")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+
+    def cells(texts, sep):
+        return tuple((int(t[1]) * 9 - 10 + int(t[3]), int(t.split(sep)[1])) for t in texts)
+
+    steps = [(cells(s["placements"], "="), cells(s["eliminations"], "<>"))
+             for s in out["steps"]]
+    assert replay.why_not(hard, _solution(hard), steps) is None
+    assert out["er"] == max(s["rating"] for s in out["steps"])
+
+
+def test_the_board_before_a_step_keeps_every_solution_digit(run_cli, hard):
+    n = len(rate.path(hard)) // 2
+    res = run_cli("explain", hard, "--board", str(n))
+    assert res.returncode == 0, res.stderr
+    rows = [ln for ln in res.stdout.splitlines() if "|" in ln][:27]
+    solution = _solution(hard)
+    for r in range(9):
+        for c in range(9):
+            block = [rows[r * 3 + k].replace("‖", "|").split("|")[c] for k in range(3)]
+            text = "".join(block)
+            digit = solution[r * 9 + c]
+            assert digit in text, (r, c, block)
+    assert run_cli("explain", hard, "--board", "100000").returncode == 2
+
+
+def test_a_puzzle_not_solved_gets_its_status_and_exit_1(run_cli):
+    res = run_cli("explain", "." * 81)
+    assert res.returncode == 1
+    assert "multiple" in res.stdout
+    res = run_cli("explain", "-", input=f"{LEET}\n{'1' * 81}\nshort\n")
+    assert res.returncode == 1
+    assert "Hidden Single" in res.stdout and "invalid" in res.stdout
+    assert "malformed" in res.stdout
