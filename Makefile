@@ -33,11 +33,12 @@ solve-dataset: kernels ## Run the main job on the bundled sample (INPUT=, OUTPUT
 test: kernels ## Run the test suite
 	$(PY) -m pytest -q
 
-bench: kernels ## Engine (beside tdoku), canonical form, pipeline and SER rater (beside serate) benchmarks
+bench: kernels ## Engine (beside tdoku), canonical form, pipeline, SER rater (beside serate), puzzles to a SER band
 	$(PY) benchmarks/bench_engine.py
 	$(PY) benchmarks/bench_canonical.py
 	$(PY) benchmarks/bench_pipeline.py
 	$(PY) benchmarks/bench_rate.py
+	$(PY) benchmarks/bench_generate.py
 
 lint: $(STAMP) ## ruff, and the layers' import rule (.importlinter)
 	$(VENV)/bin/ruff check .

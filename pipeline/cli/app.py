@@ -307,6 +307,14 @@ def generate(
         help="Only puzzles of this grade. Reachable: easy with --clues 22-80; medium with "
         "--clues 22-39 or --min-clues 39 at most; hard with --clues 22-32 or --min-clues 32 "
         "at most; expert without --clues, --min-clues 24 at most; never extreme.")] = None,
+    ser: Annotated[str | None, typer.Option(
+        metavar="BAND", help="Only puzzles whose Sudoku Explainer rating (ER) is in this "
+        "band: 7.0-8.0, 6.5+ or 7.2; adds columns ser, ser_pearl, ser_diamond. Bands must "
+        "reach below 9.0.")] = None,
+    ser_pearl: Annotated[str | None, typer.Option(
+        metavar="BAND", help="The same for the pearl (EP).")] = None,
+    ser_diamond: Annotated[str | None, typer.Option(
+        metavar="BAND", help="The same for the diamond (ED).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing on success.")
                      ] = False,
 ) -> None:
@@ -315,8 +323,16 @@ def generate(
     is refused before trying (exit 2, naming the nearest that it does); exit 1 when a
     reachable one still falls short."""
     from pipeline.tools import generate as generate_mod
+    from pipeline.tools.show import parse_band
 
-    generate_mod.main(count, output, clues, min_clues, seed, grade, quiet)
+    bands = None
+    if ser or ser_pearl or ser_diamond:
+        bands = tuple(None if text is None else
+                      tuple(round(v * 10) if v != float("inf") else 10**6
+                            for v in parse_band(text, option))
+                      for text, option in ((ser, "--ser"), (ser_pearl, "--ser-pearl"),
+                                           (ser_diamond, "--ser-diamond")))
+    generate_mod.main(count, output, clues, min_clues, seed, grade, quiet, bands)
 
 
 @app.command()

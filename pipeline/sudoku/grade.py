@@ -40,6 +40,25 @@ def ser_band_name(low: int, high: int) -> str:
 SER_BAND_NAMES = tuple(ser_band_name(lo, hi) for lo, hi in SER_BANDS)
 
 
+def parse_ser_band(text: str) -> tuple[int, int]:
+    """A SER band as given on the command line, in tenths, both ends included: `7.0-8.0`,
+    `9+` (9.0 and up) or `8.3` (that rating alone); ValueError for anything else."""
+    def tenths(t: str) -> int:
+        value = float(t)
+        if not 0 <= value <= 20:
+            raise ValueError(t)
+        return round(value * 10)
+
+    text = text.strip()
+    if text.endswith("+"):
+        return tenths(text[:-1]), 10**6
+    low, sep, high = text.partition("-")
+    band = (tenths(low), tenths(high)) if sep else (tenths(low), tenths(low))
+    if band[0] > band[1]:
+        raise ValueError(text)
+    return band
+
+
 def grade_of_guesses(guesses: np.ndarray) -> np.ndarray:
     """(N,) grade index 0..4 for each guess count."""
     return np.searchsorted(_LOWER_BOUNDS, np.asarray(guesses), side="right")

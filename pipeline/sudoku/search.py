@@ -29,6 +29,11 @@ comes from minimal puzzles (1 in 320; at any exact clue count 1 in 640 or rarer)
 came out extreme (50+ guesses: the engine proves random minimal puzzles with fewer). Other
 combinations are refused before trying, with the nearest one that is reachable.
 
+With SER bands (--ser, --ser-pearl, --ser-diamond) the candidates that pass the rest are
+rated (pipeline.sudoku.rate) and kept when each rating falls in its band; a puzzle the
+rater cannot rate within its budget is not kept. Minimal puzzles of SER 1-7 are common,
+8-9 rare, 9+ out of reach in reasonable time (`make bench` measures each band).
+
 Randomness comes in blocks of BLOCK candidates, each from a numpy Generator seeded with
 (seed, block number), and candidates are kept in block order: the same arguments give a
 byte-identical file, and a smaller --count is a prefix of a larger one with the same seed.
@@ -69,6 +74,7 @@ class Generated:
     solutions: np.ndarray  # (N, 81) uint8
     guesses: np.ndarray  # (N,) int64, the engine's effort to prove uniqueness
     attempts: int  # candidates made to get these
+    ratings: np.ndarray | None = None  # (N, 3) int16 ER, EP, ED in tenths (with SER bands)
 
     @property
     def clues(self) -> np.ndarray:
@@ -157,10 +163,14 @@ def _make_blocks(seed: int, first: int, blocks: int, target: int) -> tuple[np.nd
     return puzzles, solutions, guesses
 
 
+SER_MOST = 90  # a band must reach below 9.0: harder minimal puzzles are too rare to make
+
+
 def generate(count: int, clues: int | None = None, min_clues: int | None = None,
-             seed: int = 0, grade_name: str | None = None, batch: int = BATCH
-             ) -> Generated:
-    """`count` unique puzzles; see the module docstring for how."""
+             seed: int = 0, grade_name: str | None = None, batch: int = BATCH,
+             bands: tuple | None = None) -> Generated:
+    """`count` unique puzzles; see the module docstring for how. `bands`: (ER, EP, ED)
+    bands in tenths, both ends included, None for any."""
     if count < 0:
         raise UsageError("--count must be 0 or more")
     if seed < 0:
@@ -172,17 +182,25 @@ def generate(count: int, clues: int | None = None, min_clues: int | None = None,
     if grade_name is not None and grade_name not in grade.GRADES:
         raise UsageError(f"--grade {grade_name!r}: must be one of {', '.join(grade.GRADES)}")
     check_reachable(clues, min_clues, grade_name)
+    rated = bands is not None and any(b is not None for b in bands)
+    if rated:
+        for name, band in zip(("--ser", "--ser-pearl", "--ser-diamond"), bands, strict=True):
+            if band is not None and band[0] >= SER_MOST:
+                raise UsageError(f"{name} {band[0] / 10:.1f}+: minimal puzzles rated 9.0 or "
+                                 "more are too rare to make here; ask for a band that "
+                                 "reaches below 9.0")
     target = clues if clues is not None else (min_clues if min_clues is not None else MIN_CLUES)
     want = grade.GRADES.index(grade_name) if grade_name is not None else None
     cap = max(ATTEMPT_FACTOR * count, ATTEMPT_FLOOR)
-    got_p, got_s, got_g = [], [], []
+    got_p, got_s, got_g, got_r = [], [], [], []
     have = attempts = 0
     while have < count:
         rate = have / attempts if attempts else 1.0
         # Give up at the cap, or as soon as the success rate so far says the cap is too low.
         hopeless = attempts >= PROJECT_AFTER and have + rate * (cap - attempts) < count
         if attempts >= cap or hopeless:
-            raise TargetNotReached(_shortfall(count, have, attempts, clues, grade_name))
+            raise TargetNotReached(_shortfall(count, have, attempts, clues, grade_name,
+                                              bands if rated else None))
         # Ask for a bit more than is missing, scaled by the success rate so far.
         n = min(batch, (count - have) / max(rate, 1e-4) * 1.1, cap - attempts)
         blocks = max(1, int(np.ceil(n / BLOCK)))
@@ -194,7 +212,11 @@ def generate(count: int, clues: int | None = None, min_clues: int | None = None,
             keep &= grid.clues(puzzles) == clues
         if want is not None:
             keep &= grade.grade_of_guesses(guesses) == want
-        where = np.flatnonzero(keep)[: count - have]
+        where = np.flatnonzero(keep)
+        if rated:
+            where, ratings = _in_bands(puzzles, solutions, where, bands, count - have)
+            got_r.append(ratings)
+        where = where[: count - have]
         got_p.append(puzzles[where])
         got_s.append(solutions[where])
         got_g.append(guesses[where])
@@ -202,11 +224,39 @@ def generate(count: int, clues: int | None = None, min_clues: int | None = None,
     empty = np.zeros((0, 81), dtype=np.uint8)
     out = Generated(np.concatenate(got_p) if got_p else empty,
                     np.concatenate(got_s) if got_s else empty,
-                    np.concatenate(got_g) if got_g else np.zeros(0, np.int64), attempts)
+                    np.concatenate(got_g) if got_g else np.zeros(0, np.int64), attempts,
+                    (np.concatenate(got_r) if got_r else np.zeros((0, 3), np.int16))
+                    if rated else None)
     # The independent checker's word on every solution, not the engine's.
     if len(out.puzzles) and not check.is_solution(out.puzzles, out.solutions).all():
         raise RuntimeError("a generated solution fails the independent check")
     return out
+
+
+RATE_STEP = 64  # candidates rated at a time, so that rating stops when enough are found
+
+
+def _in_bands(puzzles, solutions, where, bands, need: int) -> tuple[np.ndarray, np.ndarray]:
+    """Of the candidates `where`, in order, the first `need` whose ER, EP and ED fall in
+    their bands, and their ratings."""
+    from pipeline.sudoku import rate
+
+    kept, ratings = [], []
+    for at in range(0, len(where), RATE_STEP):
+        rows = where[at:at + RATE_STEP]
+        got = rate.rate_grids(puzzles[rows], solutions[rows])
+        ok = got.status == 0
+        for values, band in zip((got.er, got.ep, got.ed), bands, strict=True):
+            if band is not None:
+                ok &= (values >= band[0]) & (values <= band[1])
+        kept.append(rows[ok])
+        ratings.append(np.stack([got.er, got.ep, got.ed], axis=1)[ok])
+        if sum(len(k) for k in kept) >= need:
+            break
+    if not kept:
+        return where[:0], np.zeros((0, 3), np.int16)
+    rows, values = np.concatenate(kept)[:need], np.concatenate(ratings)[:need]
+    return rows, values.astype(np.int16)
 
 
 def reachable(clues: int | None, min_clues: int | None, grade_name: str | None) -> bool:
@@ -282,15 +332,21 @@ def reach_summary() -> str:
 
 
 def _shortfall(count: int, have: int, attempts: int, clues: int | None,
-               grade_name: str | None) -> str:
+               grade_name: str | None, bands: tuple | None = None) -> str:
     what = []
     if clues is not None:
         what.append(f"exactly {clues} clues")
     if grade_name is not None:
         what.append(f"grade {grade_name}")
+    for name, band in zip(("ER", "EP", "ED"), bands or (), strict=False):
+        if band is not None:
+            top = "+" if band[1] >= 10**6 else f"-{band[1] / 10:.1f}"
+            what.append(f"{name} {band[0] / 10:.1f}{top}")
     # Minimal puzzles are the hardest: a grade is met more often without a clue count.
     hint = ["fewer puzzles"]
-    if grade_name is not None:
+    if bands is not None:
+        hint.append("a wider or easier SER band")
+    elif grade_name is not None:
         hint.append("no --clues" if clues is not None else "an easier grade")
     elif clues is not None:
         hint.append("more clues")

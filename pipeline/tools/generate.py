@@ -20,6 +20,10 @@ def to_csv_bytes(made: Generated) -> bytes:
         "clues": made.clues,
         "difficulty": pl.Series(grade.GRADES).gather(grade.grade_of_guesses(made.guesses)),
     })
+    if made.ratings is not None:  # with SER bands: each puzzle's ER, EP, ED
+        frame = frame.with_columns(
+            [pl.Series(name, made.ratings[:, k] / 10.0) for k, name in
+             enumerate(("ser", "ser_pearl", "ser_diamond"))])
     return frame.write_csv(line_terminator="\n").encode()
 
 
@@ -28,7 +32,8 @@ def to_csv_bytes(made: Generated) -> bytes:
 
 
 def main(count: int, output: str, clues: int | None = None, min_clues: int | None = None,
-         seed: int | None = None, grade_name: str | None = None, quiet: bool = False) -> None:
+         seed: int | None = None, grade_name: str | None = None, quiet: bool = False,
+         bands: tuple | None = None) -> None:
     """`pipeline generate`: make, write, and say what was written (on stderr)."""
     import secrets
     import sys
@@ -38,7 +43,7 @@ def main(count: int, output: str, clues: int | None = None, min_clues: int | Non
         seed = secrets.randbelow(2**32)
     out = None if output == "-" else check_output(output)
     started = time.perf_counter()
-    made = generate(count, clues, min_clues, seed, grade_name)
+    made = generate(count, clues, min_clues, seed, grade_name, bands=bands)
     if out is None:
         sys.stdout.buffer.write(to_csv_bytes(made))
         sys.stdout.flush()

@@ -11,19 +11,18 @@ import polars as pl
 from pipeline.errors import UsageError
 from pipeline.io import runfolder
 from pipeline.io.terminal import visible
+from pipeline.sudoku.grade import parse_ser_band
 
 SORTS = ("input", "ser", "guesses", "solve_us")  # input order, else that column's highest first
 
 
-def parse_band(text: str) -> tuple[float, float]:
-    """A SER band: `7.0-8.0`, `9+` (9 and up) or `8.3` (that rating)."""
+def parse_band(text: str, option: str = "--ser") -> tuple[float, float]:
+    """A SER band (grade.parse_ser_band) as ratings; UsageError when it is not one."""
     try:
-        if text.endswith("+"):
-            return float(text[:-1]), float("inf")
-        low, sep, high = text.partition("-")
-        return (float(low), float(high)) if sep else (float(low), float(low))
+        low, high = parse_ser_band(text)
     except ValueError:
-        raise UsageError(f"--ser {text}: not a SER band (7.0-8.0, 9+ or 8.3)") from None
+        raise UsageError(f"{option} {text}: not a SER band (7.0-8.0, 9+ or 8.3)") from None
+    return low / 10, high / 10
 
 
 def main(folder: str, statuses: list[str], limit: int = 20, fmt: str = "table",

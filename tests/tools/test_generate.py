@@ -172,3 +172,39 @@ def test_output_feeds_pipeline_run(tmp_path):
     assert (res["n_solutions"] == 1).all()
     # The difficulty column is the grade `pipeline run` gives the same puzzle.
     assert res["grade"].to_list() == res["difficulty"].to_list()
+
+
+# ---------------------------------------------------------------------------------------
+# Made to a SER band (issue 25, 3)
+
+
+def test_puzzles_made_to_a_ser_band_are_rated_in_it(tmp_path):
+    from pipeline.sudoku import rate
+
+    code, out = make(tmp_path, "--count", "12", "--ser", "6.0-8.0", "--ser-pearl", "1.2-2.5",
+                     "--seed", "5")
+    assert code == 0
+    df = read(out)
+    assert df.columns == ["id", "puzzle", "solution", "clues", "difficulty", "ser",
+                          "ser_pearl", "ser_diamond"]
+    assert df.height == 12
+    got = rate.rate(df["puzzle"].to_list())
+    assert (got.status == 0).all()
+    assert df["ser"].cast(float).to_list() == [v / 10 for v in got.er]
+    assert df["ser_pearl"].cast(float).to_list() == [v / 10 for v in got.ep]
+    assert ((got.er >= 60) & (got.er <= 80)).all() and ((got.ep >= 12) & (got.ep <= 25)).all()
+    puzzles, _ = grid.encode(df["puzzle"].to_list())
+    solutions, _ = grid.encode(df["solution"].to_list())
+    assert check.is_solution(puzzles, solutions).all()
+    # Reproducible from the seed, and a prefix of a longer run.
+    code, again = make(tmp_path, "--count", "6", "--ser", "6.0-8.0", "--ser-pearl", "1.2-2.5",
+                       "--seed", "5", name="again.csv")
+    assert code == 0 and read(again).equals(df.head(6))
+
+
+@pytest.mark.parametrize("args", [["--ser", "9.5+"], ["--ser", "eight"], ["--ser", "8-7"],
+                                  ["--ser-diamond", "9.0-9.9"]])
+def test_a_ser_band_out_of_reach_or_malformed_is_refused_before_trying(tmp_path, args):
+    res = invoke(["generate", "--count", "1", "--output", str(tmp_path / "x.csv"), *args])
+    assert res.returncode == 2 and len(res.stderr_lines) == 1, res.stderr
+    assert not (tmp_path / "x.csv").exists()
