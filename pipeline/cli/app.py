@@ -142,6 +142,10 @@ def run(
         help="The rater's effort per puzzle, past which ser is null and rate_note says how "
         "far it came; 0 = the rater's default (every public puzzle fits it).")
     ] = DEFAULTS.rate_budget,
+    trace: Annotated[bool, typer.Option(
+        "--trace/--no-trace", envvar=_env("trace"),
+        help="With --rate: also write each rated row's solving steps, one row a step, to "
+        "DIR/traces/ (a part beside each result part).")] = DEFAULTS.trace,
     compression: Annotated[str, typer.Option(
         click_type=click.Choice(COMPRESSIONS), envvar=_env("compression"),
         help="The parts' grid columns (puzzle, solution, ...): zstd (2.4x smaller, a third "
@@ -195,7 +199,7 @@ def run(
         workers=workers, chunk_size=chunk_size, limit=limit, puzzle_column=puzzle_column,
         solution_column=solution_column, first_solution=first_solution,
         fail_on=fail_on or [], timings=timings, canonical=canonical, rate=rate,
-        rate_budget=rate_budget, compression=compression,
+        rate_budget=rate_budget, trace=trace, compression=compression,
         executor=executor, scheduler=scheduler, log_level=log_level,
         stall_timeout=stall_timeout)
     show = sys.stderr.isatty() and not quiet and not json_out
@@ -337,9 +341,13 @@ def generate(
 
 @app.command()
 def validate(
-    file: Annotated[str, typer.Argument(
+    file: Annotated[str | None, typer.Argument(
         metavar="FILE", help="A file of boards (a board a line, a CSV, Parquet) or of "
-        "puzzle,solution pairs (with a solution column); .gz too; - for stdin.")],
+        "puzzle,solution pairs (with a solution column); .gz too; - for stdin.")] = None,
+    traces: Annotated[str | None, typer.Option(
+        metavar="DIR", help="Instead of a FILE: replay every trace of a run made with "
+        "--rate --trace (each must reach its row's solution, never removing a digit of "
+        "it); prints 'SOURCE row N: why' per fault.")] = None,
     all_rows: Annotated[bool, typer.Option(
         "--all", help="A line for every row, valid or not.")] = False,
     json_out: Annotated[bool, typer.Option(
@@ -359,6 +367,12 @@ def validate(
     row, column or box repeats a digit; a solution must be complete, valid and keep the
     givens. Prints 'row N: reason' per invalid row (rows count from 0, as in `pipeline run`
     results) and a summary on stderr. Exit 0 all valid, 1 some not, 2 unusable file."""
+    if (file is None) == (traces is None):
+        raise UsageError("give a FILE to check, or --traces DIR, not both")
+    if traces is not None:
+        from pipeline.tools import traces as traces_mod
+
+        raise typer.Exit(traces_mod.main(traces, quiet))
     from pipeline.tools import validate as validate_mod
 
     raise typer.Exit(validate_mod.main(file, complete, all_rows, json_out, puzzle_column,

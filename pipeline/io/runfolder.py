@@ -40,6 +40,7 @@ from pipeline.sudoku.status import STATUS_NAMES
 log = logging.getLogger("pipeline.folder")
 
 RESULTS = "results"
+TRACES = "traces"  # with --trace: a part of solving steps beside each result part
 STATS = "stats.parquet"
 MANIFEST = "manifest.json"
 SUCCESS = "_SUCCESS"
@@ -48,7 +49,7 @@ LOGS = "logs"
 LOG_FILE = "run.jsonl"
 SPILL = ".spill"
 REPORT = "report.html"
-OURS = {RESULTS, STATS, MANIFEST, SUCCESS, LOCK, LOGS, SPILL, REPORT}
+OURS = {RESULTS, TRACES, STATS, MANIFEST, SUCCESS, LOCK, LOGS, SPILL, REPORT}
 PART_META = b"pipeline.range"  # a part's key in the Parquet footer: its range, as JSON
 
 STATS_TYPES = {
@@ -119,6 +120,7 @@ class RunFolder:
     def __init__(self, location: Location):
         self.loc = location
         self.results = location.child(RESULTS)
+        self.traces = location.child(TRACES)
         self._lock_fd: int | None = None
         self._lock_object_loc: Location | None = None
         self.read_only = False
@@ -285,21 +287,24 @@ class RunFolder:
         spill holds this run's copies of its inputs, made before the folder was judged)."""
         for name in (SUCCESS, MANIFEST, STATS, REPORT):
             self.loc.child(name).remove()
-        for name in (RESULTS, LOGS):
+        for name in (RESULTS, TRACES, LOGS):
             self.loc.child(name).remove_tree()
 
     def remove_temporary(self) -> None:
         """Delete the temporary files a killed run left behind."""
-        for folder in (self.loc, self.results):
+        for folder in (self.loc, self.results, self.traces):
             for name in folder.listdir():
                 if name.endswith(".tmp"):
                     folder.child(name).remove()
 
-    def done_parts(self, expected: dict[int, tuple[int, str]], definition: str) -> set[int]:
+    def done_parts(self, expected: dict[int, tuple[int, str]], definition: str,
+                   traced: bool = False) -> set[int]:
         """Parts that are whole and belong to this plan ({part: (rows, digest)}) and to a
-        run of this definition (definition_digest); any other file under results/ is
-        removed, with a log line for a part that was not whole."""
+        run of this definition (definition_digest), with their trace part when `traced`
+        (written first, so a result part without its trace lost it later); any other file
+        under results/ is removed, with a log line for a part that was not whole."""
         names = [name for name in self.results.listdir() if is_part(name)]
+        traces = set(self.traces.listdir()) if traced else set()
         if not names:  # a fresh run: no pyarrow needed yet
             return set()
         import pyarrow.parquet as pq
@@ -326,6 +331,8 @@ class RunFolder:
                     reason = f"holds {meta.num_rows} rows of another range"
                 elif info.get("definition") != definition:
                     reason = "was made by another run (other options or inputs)"
+                elif traced and name not in traces:
+                    reason = f"has no trace in {TRACES}/"
             except Exception as exc:  # a torn or foreign file: pyarrow says it any way it can
                 reason = f"cannot be read whole ({type(exc).__name__})"
             if reason is None:

@@ -51,7 +51,7 @@ EXPECTED = "expected_solution"
 
 # Dictionary pages pay off only for the columns with few distinct values; min/max statistics
 # of 81-character grids help no reader, so they are not written.
-_DICTIONARY = {"source", "status", "grade", "reason", "ser_technique", "rate_note"}
+_DICTIONARY = {"source", "status", "grade", "reason", "ser_technique", "rate_note", "technique"}
 _STATISTICS = {"row", "n_solutions", "guesses", "solve_us", "expected_match", "ser"}
 # The 81-character columns: nine tenths of a part's bytes. zstd makes them 2.4x smaller at
 # about 0.9 µs a row (a third of a worker's time here); --compression chooses.
@@ -146,6 +146,41 @@ def results_table(schema: pa.Schema, spans: list[tuple[str, int, int]],
             got = columns.get(f.name)
             cols[f.name] = got if got is not None else pa.nulls(n, f.type)
     return pa.Table.from_arrays([_as(cols[f.name], f.type) for f in schema], schema=schema)
+
+
+@cache
+def trace_schema() -> pa.Schema:
+    """A trace part's columns (run --rate --trace): one row a solving step, in order."""
+    import pyarrow as pa
+
+    return pa.schema([pa.field("source", pa.string()), pa.field("row", pa.int64()),
+                      pa.field("step", pa.int32()), pa.field("technique", pa.string()),
+                      pa.field("rating", pa.float64()), pa.field("placements", pa.string()),
+                      pa.field("eliminations", pa.string())])
+
+
+def trace_table(spans: list[tuple[str, int, int]], steps: dict[int, list]) -> pa.Table:
+    """A trace part: the steps of each traced row ({row in part: [Step]}), `spans` as for
+    results_table."""
+    import pyarrow as pa
+
+    from pipeline.sudoku.grid import eliminations_text, placements_text
+
+    where = []  # (source, row) of each row of the part
+    for source, first, n in spans:
+        where += [(source, first + k) for k in range(n)]
+    cols: dict[str, list] = {f.name: [] for f in trace_schema()}
+    for i in sorted(steps):
+        source, row = where[i]
+        for k, s in enumerate(steps[i]):
+            cols["source"].append(source)
+            cols["row"].append(row)
+            cols["step"].append(k + 1)
+            cols["technique"].append(s.technique)
+            cols["rating"].append(s.rating)
+            cols["placements"].append(placements_text(s.placements))
+            cols["eliminations"].append(eliminations_text(s.eliminations))
+    return pa.Table.from_pydict(cols, schema=trace_schema())
 
 
 def rated_columns(er: np.ndarray, ep: np.ndarray, ed: np.ndarray, technique: list,

@@ -169,7 +169,8 @@ def _not_whole(run_folder: RunFolder, inputs: list[Input], definition: dict) -> 
     expected = footers([r for inp in inputs for r in inp.ranges])
     missing = []
     if expected:  # (a run without rows has one empty part of no range)
-        done = run_folder.done_parts(expected, runfolder.definition_digest(definition))
+        done = run_folder.done_parts(expected, runfolder.definition_digest(definition),
+                                     bool(definition.get("trace")))
         missing = [part for part in expected if part not in done]
     words = []
     if missing:
@@ -243,6 +244,7 @@ def _definition(inputs: list[Input], settings: Settings) -> dict:
         "canonical": settings.canonical,
         # (only with --rate: a run without it is defined as before)
         **({"rate": True, "rate_budget": settings.rate_budget} if settings.rate else {}),
+        **({"trace": True} if settings.trace else {}),
     }
 
 
@@ -251,11 +253,13 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
              shared_rows: int) -> Summary:
     run_folder.remove_temporary()
     run_folder.results.makedirs()
+    if settings.trace:
+        run_folder.traces.makedirs()
     ranges = [r for inp in inputs for r in inp.ranges]
     parts = by_part(ranges)
     expected = footers(ranges)
     digest = runfolder.definition_digest(definition)
-    done = run_folder.done_parts(expected, digest)
+    done = run_folder.done_parts(expected, digest, settings.trace)
     tallies = [Tally() for _ in inputs]
     resumed = sum(r.rows for r in ranges if r.part in done)
     if done:
@@ -292,7 +296,8 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
                         run_folder.results, tuple(carried), with_expected,
                         settings.solution_limit, settings.timings, settings.canonical, codec,
                         definition=digest, fence=fence, more=tuple(more),
-                        rate=settings.rate_budget if settings.rate else -1)
+                        rate=settings.rate_budget if settings.rate else -1,
+                        traces=run_folder.traces if settings.trace else None)
 
     def on_done(figures: Figures) -> None:
         for i, rows, tally in figures.shares or [(figures.input, figures.rows,
@@ -325,6 +330,9 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
     testhooks.pause("before-stats")
     if not ranges:
         # No rows at all: one empty part, so DIR/results still reads as a (0-row) table.
+        if settings.trace:
+            runfolder.write_part(run_folder.traces, Range(0, 0, 0, 0, 0, 0, ""),
+                                 schema.trace_schema().empty_table(), codec, digest)
         runfolder.write_part(run_folder.results, Range(0, 0, 0, 0, 0, 0, ""),
                              schema.results_schema(tuple(carried), with_expected,
                                                    settings.canonical, settings.rate).empty_table(),

@@ -49,6 +49,7 @@ class Settings:
     canonical: bool = False  # add the canonical form and automorphism count
     rate: bool = False  # rate solved rows on Sudoku Explainer's scale (ser, ser_pearl, ...)
     rate_budget: int = 0  # effort units per puzzle past which ser is null; 0 = the rater's
+    trace: bool = False  # with rate: write each rated row's solving steps to DIR/traces/
     compression: str = "auto"  # the grid columns': zstd, none, auto = none unless a URL
     executor: str = "local"  # local (a process pool) or dask
     scheduler: str = ""  # a Dask scheduler's address; empty with dask = a local cluster
@@ -68,6 +69,8 @@ class Settings:
         if self.rate and self.first_solution:
             raise UsageError("--rate rates puzzles proven to have one solution; it cannot go "
                              "with --first-solution")
+        if self.trace and not self.rate:
+            raise UsageError("--trace writes the rating's steps: it needs --rate")
         if self.rate_budget < 0:
             raise UsageError(f"rate budget must be 0 (the rater's default) or more, not "
                              f"{self.rate_budget}")

@@ -61,6 +61,7 @@ class Solve:
     fence: Fence | None = None  # checked just before the part appears
     more: tuple[Piece, ...] = ()
     rate: int = -1  # rate solved rows (ser, ...) with this effort budget (0: the rater's); -1 no
+    traces: Location | None = None  # with rate: the run's traces/ folder, for the steps
 
     @property
     def pieces(self) -> tuple[Piece, ...]:

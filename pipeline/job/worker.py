@@ -191,7 +191,8 @@ def solve(task: Solve) -> Figures:
     solve_us = None
     if task.timings and outcome.cycles is not None and rate:
         solve_us = np.where(outcome.cycles == NULL, np.nan, outcome.cycles / rate)
-    rated = _rate(grids, outcome, task.rate, offsets, data) if task.rate >= 0 else None
+    rated = (_rate(grids, outcome, task.rate, offsets, data, task.traces is not None)
+             if task.rate >= 0 else None)
     grades = grade.grade_codes(outcome)
     forms = None
     if task.canonical and task.window is None:
@@ -199,6 +200,7 @@ def solve(task: Solve) -> Figures:
     tally = Tally()
     tally.add(outcome.status, outcome.guesses, solve_us,
               None if rated is None else rated[0])
+    paths = rated[-1] if rated is not None else {}
     figures = Figures(part=r.part, input=r.input, rows=rows.n, tally=tally, seconds=0.0,
                       solve_seconds=outcome.solve_seconds,
                       solve_cpu_seconds=outcome.solve_cpu_seconds, pid=os.getpid(),
@@ -211,12 +213,18 @@ def solve(task: Solve) -> Figures:
         return figures
     from pipeline.io import schema
 
+    spans = [(p.source, p.range.first_row, p.range.rows) for p in pieces]
     table = schema.results_table(
         schema.results_schema(task.carried, task.expected, task.canonical, rated is not None),
-        [(p.source, p.range.first_row, p.range.rows) for p in pieces], rows.columns, outcome,
-        grades, solve_us, forms, None if rated is None else schema.rated_columns(*rated))
-    runfolder.write_part(task.results, ranges.whole([p.range for p in pieces]), table,
-                         task.compression, task.definition, task.fence)
+        spans, rows.columns, outcome,
+        grades, solve_us, forms, None if rated is None else schema.rated_columns(*rated[:-1]))
+    whole = ranges.whole([p.range for p in pieces])
+    if task.traces is not None:  # first: a result part is done only with its trace
+        trace = schema.trace_table(spans, paths)
+        runfolder.write_part(task.traces, whole, trace, task.compression, task.definition,
+                             task.fence)
+    runfolder.write_part(task.results, whole, table, task.compression, task.definition,
+                         task.fence)
     done = time.perf_counter()
     figures.seconds = done - started
     figures.cpu_seconds = time.process_time() - cpu
@@ -307,11 +315,12 @@ def _shares(pieces, outcome, solve_us, ser) -> list[tuple[int, int, Tally]]:
 RATE_STEP = 8  # puzzles rated between two words of progress (a hard one takes seconds)
 
 
-def _rate(grids: np.ndarray, outcome, budget: int, offsets, data) -> tuple:
+def _rate(grids: np.ndarray, outcome, budget: int, offsets, data, trace: bool = False
+          ) -> tuple:
     """Rate the rows solved (one solution, proven) on Sudoku Explainer's scale: the
-    arguments of schema.rated_columns. A rating whose path does not reach the engine's
-    solution (checked by the rater against it) makes its row `error`: a wrong rating is
-    never written."""
+    arguments of schema.rated_columns, then (with `trace`) each rated row's steps
+    ({row: [Step]}). A rating whose path does not reach the engine's solution (checked by
+    the rater against it) makes its row `error`: a wrong rating is never written."""
     from pipeline.sudoku import rate
 
     n = len(outcome.status)
@@ -319,6 +328,7 @@ def _rate(grids: np.ndarray, outcome, budget: int, offsets, data) -> tuple:
     steps = np.zeros(n, np.int32)
     technique: list = [None] * n
     notes: dict[int, str] = {}
+    paths: dict[int, list] = {}
     todo = np.flatnonzero(outcome.status == Status.SOLVED)
     solutions = outcome.solutions
     if (spec := os.environ.get(FAULT_ENV, "")).startswith("rate-disagrees:"):
@@ -332,6 +342,8 @@ def _rate(grids: np.ndarray, outcome, budget: int, offsets, data) -> tuple:
                 er[i], ep[i], ed[i] = got.er[k], got.ep[k], got.ed[k]
                 technique[i] = rate.TECHNIQUES[got.technique[k]]
                 steps[i] = got.steps[k]
+                if trace:
+                    paths[i] = rate.path(grids[i], budget or rate.DEFAULT_BUDGET)
             elif status == "budget":
                 notes[i] = f"past the rating budget at {got.reached[k] / 10:.1f}+"
             elif status == "beyond":
@@ -342,7 +354,7 @@ def _rate(grids: np.ndarray, outcome, budget: int, offsets, data) -> tuple:
                 outcome.reasons[i] = (f"rating failed: the rater found this puzzle {status} "
                                       f"(its path does not reach the solution)")
         report_progress(0)
-    return er, ep, ed, technique, steps, notes
+    return er, ep, ed, technique, steps, notes, paths
 
 
 def _wrong_solution(solutions, todo, puzzle: str, offsets, data):

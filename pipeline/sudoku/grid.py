@@ -243,6 +243,21 @@ def no_solution_reason(grid: Grid, guesses: int) -> str:
     return f"no solution: every branch of the search ends in a contradiction ({guesses:,} guesses)"
 
 
+def square_name(square: int) -> str:
+    """A square in players' notation: r1c1 .. r9c9."""
+    return f"r{square // 9 + 1}c{square % 9 + 1}"
+
+
+def placements_text(pairs) -> str:
+    """(square, digit) placements as players write them: `r5c6=3, r1c1=9`."""
+    return ", ".join(f"{square_name(s)}={d}" for s, d in pairs)
+
+
+def eliminations_text(pairs) -> str:
+    """(square, digit) eliminations as players write them: `r7c4<>1, r8c4<>1`."""
+    return ", ".join(f"{square_name(s)}<>{d}" for s, d in pairs)
+
+
 def clues(grids: Batch) -> np.ndarray:
     """The number of givens in each grid."""
     return np.count_nonzero(np.asarray(grids), axis=1)

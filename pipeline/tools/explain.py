@@ -19,15 +19,15 @@ import click
 import numpy as np
 
 from pipeline.errors import UsageError
-from pipeline.sudoku.replay import square_name
+from pipeline.sudoku.grid import eliminations_text, placements_text, square_name
 
 
 def placement(square: int, digit: int) -> str:
-    return f"{square_name(square)}={digit}"
+    return placements_text([(square, digit)])
 
 
 def elimination(square: int, digit: int) -> str:
-    return f"{square_name(square)}<>{digit}"
+    return eliminations_text([(square, digit)])
 
 
 def notation(step) -> str:
@@ -36,11 +36,11 @@ def notation(step) -> str:
     if step.placements:
         unit = re.search(r" in (block|row|column)$", step.text)
         where = f" ({'box' if unit.group(1) == 'block' else unit.group(1)})" if unit else ""
-        return ", ".join(placement(s, d) for s, d in step.placements) + where
+        return placements_text(step.placements) + where
     detail = step.text.split(": ", 1)[1] if ": " in step.text else ""
     detail = re.sub(r"^Cells ", "", detail)
     detail = re.sub(r" on value (\d)", r" on \1", detail)
-    gone = ", ".join(elimination(s, d) for s, d in step.eliminations)
+    gone = eliminations_text(step.eliminations)
     if not detail or detail.endswith(" off") or "." in detail.split(" ")[0]:
         return f"=> {gone}"  # the rater's text says no more than the eliminations
     return f"{detail} => {gone}"

@@ -205,3 +205,86 @@ def test_the_report_shows_ser_against_guesses(rated_dir, run_cli):
     html = (rated_dir / "out" / "report.html").read_text()
     for section in ('id="ser"', 'id="ser-guesses"', 'id="techniques"'):
         assert section in html
+
+
+# ---------------------------------------------------------------------------------------
+# Traces: the steps of every rated row (run --rate --trace; issue 25, 2)
+
+
+@pytest.fixture(scope="module")
+def traced_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("traced")
+    puzzles = pl.read_csv(SAMPLE_CSV, infer_schema=False)["puzzle"].to_list()[:240]
+    (d / "a.txt").write_text("\n".join(puzzles[:200] + ["." * 81, PUZZLE[:80]]) + "\n")
+    (d / "b.txt").write_text("\n".join(puzzles[200:]) + "\n")  # shares a part with a.txt
+    code, _, err = run(["run", "-i", "a.txt", "-i", "b.txt", "-o", "out", "--rate", "--trace",
+                        "--chunk-size", "90", "-q"], d)
+    assert code == 0, err
+    return d
+
+
+def test_a_trace_part_beside_each_result_part_every_trace_replays(traced_dir):
+    from pipeline.sudoku import replay
+    from pipeline.tools.traces import parse
+
+    out = traced_dir / "out"
+    results = check_run(out)
+    names = sorted(p.name for p in (out / "results").glob("part-*.parquet"))
+    assert sorted(p.name for p in (out / "traces").glob("part-*.parquet")) == names
+    steps = pl.read_parquet(out / "traces" / "*.parquet")
+    assert steps.columns == ["source", "row", "step", "technique", "rating", "placements",
+                             "eliminations"]
+    rated = results.filter(pl.col("ser").is_not_null())
+    traced = steps.select("source", "row").unique()
+    assert traced.sort("source", "row").equals(rated.select("source", "row")
+                                               .sort("source", "row"))
+    for (source, row), group in steps.group_by(["source", "row"]):
+        group = group.sort("step")
+        one = rated.filter((pl.col("source") == source) & (pl.col("row") == row)).row(
+            0, named=True)
+        path = [(parse(p, "="), parse(e, "<>")) for p, e in
+                group.select("placements", "eliminations").iter_rows()]
+        assert replay.why_not(one["puzzle"], one["solution"], path) is None, (source, row)
+        assert group["rating"].max() == one["ser"] and group.height == one["ser_steps"]
+
+
+def test_validate_traces_judges_a_run_and_finds_a_tampered_step(traced_dir, run_cli,
+                                                                tmp_path):
+    res = run_cli("validate", "--traces", "out", cwd=traced_dir)
+    assert res.returncode == 0, res.stderr
+    assert " 0 faults" in res.stderr
+    copy = tmp_path / "copy"
+    shutil.copytree(traced_dir / "out", copy)
+    part = sorted((copy / "traces").glob("part-*.parquet"))[0]
+    steps = pl.read_parquet(part)
+    first = steps.filter(pl.col("placements") != "").row(0, named=True)
+    wrong = int(first["placements"][-1]) % 9 + 1  # another digit in the same square
+    bad = steps.with_columns(pl.when((pl.col("source") == first["source"])
+                                     & (pl.col("row") == first["row"])
+                                     & (pl.col("step") == first["step"]))
+                             .then(pl.lit(first["placements"][:-1] + str(wrong)))
+                             .otherwise(pl.col("placements")).alias("placements"))
+    bad.write_parquet(part)
+    res = run_cli("validate", "--traces", str(copy))
+    assert res.returncode == 1
+    assert res.stdout.startswith(f"{first['source']} row {first['row']}: ")
+
+
+def test_a_result_part_whose_trace_is_lost_is_made_again(traced_dir, tmp_path):
+    copy = tmp_path / "again"
+    shutil.copytree(traced_dir / "out", copy)
+    for name in ("a.txt", "b.txt"):
+        shutil.copy(traced_dir / name, tmp_path / name)
+    lost = sorted((copy / "traces").glob("part-*.parquet"))[1]
+    lost.unlink()
+    code, _, err = run(["run", "-i", "a.txt", "-i", "b.txt", "-o", "again", "--rate",
+                        "--trace", "--chunk-size", "90"], tmp_path)
+    assert code == 0, err
+    assert "made again" in err
+    assert lost.exists()
+    assert comparable(read_results(copy)).equals(comparable(read_results(traced_dir / "out")))
+
+
+def test_trace_needs_rate(tmp_path):
+    code, _, err = run(["run", "-i", str(SAMPLE_CSV), "-o", "out", "--trace"], tmp_path)
+    assert code == 2 and "--rate" in err
