@@ -149,6 +149,29 @@ def stacked_hbars(chart_id: str, rows: list[tuple[str, dict[str, int]]],
     return _svg(chart_id, body, "rows per status for each input file", W, height)
 
 
+def hbars(chart_id: str, rows: list[tuple[str, int]], what: str) -> str:
+    """One horizontal bar per label, its length its count (the longest the widest), the
+    count and share beside it: a ranking read at a glance."""
+    if not rows or max(n for _, n in rows) <= 0:
+        return empty(chart_id, "no rows to show")
+    label_w, bar_h, gap = 220, 18, 8
+    height = len(rows) * (bar_h + gap) + 10
+    inner = W - label_w - PAD_R - 110
+    top = max(n for _, n in rows)
+    total = sum(n for _, n in rows)
+    body: list[str] = []
+    for r, (name, n) in enumerate(rows):
+        y = 6 + r * (bar_h + gap)
+        w = inner * n / top
+        body.append(f'<text x="{label_w - 8}" y="{y + bar_h * 0.75:.1f}" text-anchor="end" '
+                    f'class="tick">{esc(name)}</text>'
+                    f'<rect x="{label_w}" y="{y}" width="{max(w, 0.5):.1f}" height="{bar_h}" '
+                    f'fill="{ACCENT}"><title>{esc(f"{name}: {n:,}")}</title></rect>'
+                    f'<text x="{label_w + w + 6:.1f}" y="{y + bar_h * 0.75:.1f}" class="tick">'
+                    f'{esc(f"{n:,} ({100 * n / total:.1f}%)")}</text>')
+    return _svg(chart_id, body, what, W, height)
+
+
 def heat_map(chart_id: str, cells: list[tuple[int, int, int]], xlabel: str, ylabel: str,
              ylabel_of) -> str:
     """Counts on an (x, y) grid of integers, shaded on a log scale."""

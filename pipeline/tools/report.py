@@ -26,7 +26,16 @@ from pipeline.io.storage import Location
 from pipeline.io.terminal import visible
 from pipeline.sudoku.grade import GRADES
 from pipeline.sudoku.status import STATUS_NAMES
-from pipeline.tools.charts import bar_chart, empty, esc, heat_map, line_chart, short, stacked_hbars
+from pipeline.tools.charts import (
+    bar_chart,
+    empty,
+    esc,
+    hbars,
+    heat_map,
+    line_chart,
+    short,
+    stacked_hbars,
+)
 
 REPORT = "report.html"
 STATUS_COLORS = {
@@ -400,13 +409,11 @@ def _ser_sections(data: RunData) -> str:
         "follows the SER, and the two agree only loosely.",
         heat_map("chart-ser-guesses", data.ser_guess, "SER (whole points)", "guesses",
                  guess_bin_label))
-    rows = "".join(f"<tr><td>{esc(t)}</td><td>{n:,}</td><td>{100 * n / max(rated, 1):.1f}%"
-                   f"</td></tr>" for t, n in data.techniques)
     out += _section(
         "techniques", "Techniques that set the rating",
         "For each puzzle, the hardest step of its solving path sets its SER; how often each "
-        "technique was that step.",
-        f"<table><tr><th>technique</th><th>puzzles</th><th>share</th></tr>{rows}</table>")
+        "technique was that step (the longest bar the most common).",
+        hbars("chart-techniques", data.techniques, "puzzles per technique that set the SER"))
     return out
 
 

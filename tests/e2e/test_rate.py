@@ -203,7 +203,7 @@ def test_the_report_shows_ser_against_guesses(rated_dir, run_cli):
     assert res.returncode == 0, res.stderr
     assert "SER: p50" in res.stdout
     html = (rated_dir / "out" / "report.html").read_text()
-    for section in ('id="ser"', 'id="ser-guesses"', 'id="techniques"'):
+    for section in ('id="ser"', 'id="ser-guesses"', 'id="chart-techniques"'):
         assert section in html
 
 
