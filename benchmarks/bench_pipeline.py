@@ -15,8 +15,10 @@
        kernel alone on the same puzzles in one process (interleaved, best of 5 each).
     5. The canonical form through the pipeline: `run --workers 1 --canonical` against the
        same run without it (interleaved, best of 3 each), on four copies of the 17-clue and
-       forum-hardest sets: the time it adds a row, against the fastest public C++
-       minlexer's 1/230,000 s (about 4.35 µs).
+       forum-hardest sets: the time it adds a row, beside patminlex's time a puzzle on the
+       same puzzles (built and timed in this run, pinned; bench_canonical.py).
+    6. The SER rater through the pipeline: `run --workers 1 --rate` against the same run
+       without it, on the Kaggle shape and the sudoku-exchange diabolical bank: µs a row.
 
 Usage: python benchmarks/bench_pipeline.py [--rows N] [--rows-big N] [--no-dask] [--quick]
 """
@@ -218,11 +220,15 @@ HARD_ROUNDS = 5
 # Dask beside the pool: with a scheduler, two workers and their nannies on the two cores,
 # single rounds swing more (1.05-1.29x in one series of four), so the least disturbed of five
 DASK_ROUNDS = 5
-MINLEXER_US = 1e6 / 230_000  # the fastest public minlexer (C++), one core, per puzzle
 
 
-def canonical_overhead(quick: bool) -> list[tuple[str, int, float, float]]:
-    """(set, puzzles, µs a row without --canonical, with it) through `run --workers 1`."""
+def canonical_overhead(quick: bool) -> list[tuple[str, int, float, float, float | None]]:
+    """(set, puzzles, µs a row without --canonical, with it, patminlex's µs a puzzle on
+    the same puzzles, or None without a compiler) through `run --workers 1`."""
+    from bench_canonical import CORE, build_patminlex, patminlex_time
+
+    binary, _ = build_patminlex()
+    prefix = ["taskset", "-c", str(CORE)] if shutil.which("taskset") else []
     sets = [("17-clue", "puzzles2_17_clue"), ("forum hardest 11+",
                                               "puzzles5_forum_hardest_1905_11+")]
     out = []
@@ -238,7 +244,32 @@ def canonical_overhead(quick: bool) -> list[tuple[str, int, float, float]]:
             _, _, summary = pipeline_run(text, 1, ["--no-timings", flag])
             us = summary["steady_seconds"] / summary["rows"] * 1e6
             best[flag] = min(best.get(flag, us), us)
-        out.append((name, len(grids), best["--no-canonical"], best["--canonical"]))
+        peer = (patminlex_time(binary, grids, prefix, ROUNDS) / len(grids) * 1e6
+                if binary is not None else None)
+        out.append((name, len(grids), best["--no-canonical"], best["--canonical"], peer))
+    return out
+
+
+def rate_overhead(quick: bool) -> list[tuple[str, int, float, float]]:
+    """(set, puzzles, µs a row without --rate, with it) through `run --workers 1`: what
+    rating adds per row, on the Kaggle shape and on the sudoku-exchange diabolical bank."""
+    sets = [("Kaggle shape", RAW / "kaggle_bryanpark_1m" / "sudoku_small.csv", 0,
+             2_000 if quick else 20_000),
+            ("diabolical bank", RAW / "sudoku_exchange_bank" / "diabolical.txt", 0,
+             200 if quick else 2_000)]
+    out = []
+    for name, path, field, n in sets:
+        if not path.exists():
+            continue
+        grids = puzzle_sets.load(path, n, field)
+        text = WORK / f"rate-{path.stem}.txt"
+        puzzle_sets.write_dots(grids, text)
+        best = {}
+        for flag in ("--no-rate", "--rate") * ROUNDS:
+            _, _, summary = pipeline_run(text, 1, ["--no-timings", flag])
+            us = summary["steady_seconds"] / summary["rows"] * 1e6
+            best[flag] = min(best.get(flag, us), us)
+        out.append((name, len(grids), best["--no-rate"], best["--rate"]))
     return out
 
 
@@ -332,12 +363,19 @@ def main() -> None:
     rows.append((f"forum hardest 11+ ({n:,}): kernel alone", f"{kernel:,.0f} /s", "", ""))
     rows.append(("  pipeline run --workers 1 (start-up aside)", f"{piped:,.0f} rows/s", "",
                  f"{piped / kernel:.1%} of the kernel's rate (goal >= 90%)"))
-    for name, n, plain, canon in canonical_overhead(args.quick):
+    for name, n, plain, canon, peer in canonical_overhead(args.quick):
         added = canon - plain
-        results[f"canonical {name}"] = {"puzzles": n, "us_without": plain, "us_with": canon}
+        results[f"canonical {name}"] = {"puzzles": n, "us_without": plain, "us_with": canon,
+                                        "patminlex_us": peer}
+        note = "no measurable cost" if added <= 0 else (
+            f"patminlex {peer:.2f} µs/puzzle beside it: {peer / added:.2f}x its rate (goal >= 1)"
+            if peer is not None else "no C++ compiler: patminlex not measured")
         rows.append((f"{name} ({n:,}) --canonical, --workers 1", f"+{added:.2f} µs/row", "",
-                     f"{MINLEXER_US / added:.2f}x the C++ minlexer's rate (goal >= 1, aim 2)"
-                     if added > 0 else "no measurable cost"))
+                     note))
+    for name, n, plain, rated in rate_overhead(args.quick):
+        results[f"rate {name}"] = {"puzzles": n, "us_without": plain, "us_with": rated}
+        rows.append((f"{name} ({n:,}) --rate, --workers 1", f"+{rated - plain:,.1f} µs/row",
+                     "", f"{plain:.2f} µs/row without it"))
     width = max(len(r[0]) for r in rows)
     print(f"\n{'pipeline benchmark':<{width}}  {'time / rate':>16}  {'peak RSS':>10}  note")
     for r in rows:
