@@ -202,6 +202,25 @@ def test_puzzles_made_to_a_ser_band_are_rated_in_it(tmp_path):
     assert code == 0 and read(again).equals(df.head(6))
 
 
+def test_puzzles_made_to_a_band_are_minimal_and_in_it_by_serate_too(tmp_path):
+    """The recorded puzzles of a seed (tests/tools/data: made by this command, rated by
+    serate once): the same puzzles again, each minimal, and serate's figures in the bands."""
+    recorded = pl.read_csv(Path(__file__).parent / "data" / "generated_ser.csv")
+    code, out = make(tmp_path, "--count", "12", "--ser", "6.0-8.0", "--ser-pearl", "1.2-2.5",
+                     "--seed", "5")
+    assert code == 0
+    df = read(out)
+    assert df["puzzle"].to_list() == recorded["puzzle"].to_list()
+    assert recorded["serate_er"].is_between(6.0, 8.0).all()
+    assert recorded["serate_ep"].is_between(1.2, 2.5).all()
+    for text in df["puzzle"].to_list()[:4]:  # minimal: no given can go (reference solver)
+        p, _ = grid.encode([text])
+        for sq in np.flatnonzero(p[0]):
+            q = p[0].copy()
+            q[sq] = 0
+            assert reference.count_solutions(q.tolist(), limit=2) == 2
+
+
 @pytest.mark.parametrize("args", [["--ser", "9.5+"], ["--ser", "eight"], ["--ser", "8-7"],
                                   ["--ser-diamond", "9.0-9.9"]])
 def test_a_ser_band_out_of_reach_or_malformed_is_refused_before_trying(tmp_path, args):
