@@ -10,6 +10,9 @@
     after-plan      the parent, its inputs planned, leaves `after-plan.reached` and waits
                     for `after-plan.go` (so a test can edit an input under a run)
     before-stats    the same, once every part is written and before the stats
+    stale-write     a worker, its first part made, leaves `stale-write.reached` and waits for
+                    `stale-write.go` before writing it (a worker stopped at that moment),
+                    then leaves `stale-write.done` whatever the write did
 """
 
 from __future__ import annotations
@@ -57,6 +60,11 @@ def pause(point: str, seconds: float = 60.0) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline and not os.path.exists(os.path.join(folder, f"{point}.go")):
         time.sleep(0.02)
+
+
+def mark(name: str) -> None:
+    """Leave the marker file NAME in the hooks' folder."""
+    open(os.path.join(os.environ.get(HOOK_DIR, "."), name), "w").close()
 
 
 def linger(point: str, seconds: float = 2.0) -> None:

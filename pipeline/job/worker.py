@@ -27,6 +27,7 @@ import time
 
 import numpy as np
 
+from pipeline import testhooks
 from pipeline.errors import InputChanged, InputError
 from pipeline.execute.base import report_progress
 from pipeline.io import inputs, ranges, reader, records, runfolder
@@ -219,12 +220,19 @@ def solve(task: Solve) -> Figures:
         spans, rows.columns, outcome,
         grades, solve_us, forms, None if rated is None else schema.rated_columns(*rated[:-1]))
     whole = ranges.whole([p.range for p in pieces])
-    if task.traces is not None:  # first: a result part is done only with its trace
-        trace = schema.trace_table(spans, paths)
-        runfolder.write_part(task.traces, whole, trace, task.compression, task.definition,
+    held = testhooks.once("stale-write")  # a test holds the task here, as if stopped
+    if held:
+        testhooks.pause("stale-write", 600)
+    try:
+        if task.traces is not None:  # first: a result part is done only with its trace
+            trace = schema.trace_table(spans, paths)
+            runfolder.write_part(task.traces, whole, trace, task.compression,
+                                 task.definition, task.fence)
+        runfolder.write_part(task.results, whole, table, task.compression, task.definition,
                              task.fence)
-    runfolder.write_part(task.results, whole, table, task.compression, task.definition,
-                         task.fence)
+    finally:
+        if held:
+            testhooks.mark("stale-write.done")
     done = time.perf_counter()
     figures.seconds = done - started
     figures.cpu_seconds = time.process_time() - cpu

@@ -715,6 +715,76 @@ def test_a_stopped_dask_worker_is_removed_and_its_task_runs_again(data_dir):
         _stop(procs)
 
 
+def test_a_stale_task_never_writes_into_a_later_run(data_dir, tmp_path):
+    """README: a finished folder never changes. A Dask worker holds its task just before
+    writing its part (as if stopped there); the run is stopped with Ctrl-C, run again
+    locally with --overwrite --canonical to its end; then the worker goes on: its part is
+    refused (the folder is another run's, and finished), the folder stays as it was, and
+    dedup reads it."""
+    from distributed import Client
+
+    if not HARD.exists():
+        pytest.skip(f"data set {HARD} is absent")
+    n = 8000
+    path = data_dir / "hard-stale.txt"
+    with open(HARD) as src, open(path, "w") as dst:
+        dst.writelines(line for _, line in zip(range(n), src, strict=False))
+    out = tmp_path / "out"
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    procs: list[subprocess.Popen] = []
+    try:
+        held = _env(PIPELINE_TEST_HOOK="stale-write", PIPELINE_TEST_HOOK_DIR=str(hooks))
+        with open(tmp_path / "cluster.log", "w") as logs:
+            procs.append(subprocess.Popen(
+                [str(DASK), "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                 "--no-dashboard"], stdout=logs, stderr=logs, env=_env(), cwd=data_dir,
+                start_new_session=True))
+            procs.append(subprocess.Popen(
+                [str(DASK), "worker", address, "--nthreads", "1", "--host", "127.0.0.1",
+                 "--no-dashboard", "--name", "stale"], stdout=logs, stderr=logs, env=held,
+                cwd=data_dir, start_new_session=True))
+        with Client(address, timeout=60, set_as_default=False) as c:
+            c.wait_for_workers(1, timeout=90)
+        run = subprocess.Popen(
+            [str(PIPELINE), "run", "-i", str(path), "-o", str(out), "--executor", "dask",
+             "--scheduler", address, "--chunk-size", "2000", "--quiet"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), cwd=REPO)
+        procs.append(run)
+        deadline = time.monotonic() + 120
+        while not (hooks / "stale-write.reached").exists():
+            assert run.poll() is None, run.communicate()
+            assert time.monotonic() < deadline, "no task reached its write"
+            time.sleep(0.05)
+        run.send_signal(signal.SIGINT)
+        _, err = run.communicate(timeout=60)
+        assert run.returncode == 130, err
+        again = subprocess.run(
+            [str(PIPELINE), "run", "-i", str(path), "-o", str(out), "--overwrite",
+             "--canonical", "--workers", "2", "--quiet"], capture_output=True, text=True,
+            env=_env(), cwd=REPO, timeout=240)
+        assert again.returncode == 0, again.stderr
+        before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()
+                  and "logs" not in p.parts}
+        (hooks / "stale-write.go").touch()
+        deadline = time.monotonic() + 120
+        while not (hooks / "stale-write.done").exists():
+            assert time.monotonic() < deadline, "the held task did not go on"
+            time.sleep(0.05)
+        after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()
+                 and "logs" not in p.parts}
+        assert after == before
+        rows = pl.read_parquet(out / "results" / "*.parquet")
+        assert rows.height == n and rows["canonical"].null_count() == 0
+        dedup = subprocess.run([str(PIPELINE), "dedup", str(out), "-o", str(tmp_path / "u.csv"),
+                                "-q"], capture_output=True, text=True, env=_env(), cwd=REPO)
+        assert dedup.returncode == 0, dedup.stderr
+    finally:
+        _stop(procs)
+
+
 def test_a_scheduler_that_never_answers_is_given_up_on(mixed, data_dir, tmp_path):
     """A server that accepts the connection and then says nothing: one line, exit 3,
     within the connect timeout (the handshake used to hang for minutes)."""
