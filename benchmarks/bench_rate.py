@@ -157,6 +157,14 @@ def serate_sample(ref: dict, budget: float, seed: int) -> np.ndarray:
     return np.sort(order[: int(np.searchsorted(spent, budget, side="right"))])
 
 
+def warm_up(sets: list, ref: dict, n: int = 40) -> list[str]:
+    """Puzzles of the other sets that serate rates in under a second (as recorded): rated
+    first in its JVM, so that the puzzles timed find it warm."""
+    quick = [p for _, r in sets if r is not ref
+             for p, t in zip(r["puzzle"], r["seconds"], strict=True) if t < 1.0]  # fmt: skip
+    return quick[:: max(1, len(quick) // n)][:n]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer rounds, a smaller serate run")
@@ -196,21 +204,34 @@ def main() -> None:
         counts.append(agreement(name, ref, result, rate.STATUS_NAMES, args.show))
         ours = len(puzzles) / first if first > seconds else our_speed(
             rate, puzzles, solutions, seconds, rounds)  # fmt: skip
+        ok = np.flatnonzero(result.status == rate.STATUS_NAMES.index("ok"))
+        # Beyond the techniques we have, a puzzle stops early: ours on the puzzles we rate too.
+        ours_ok = (
+            our_speed(
+                rate,
+                np.ascontiguousarray(puzzles[ok]),
+                np.ascontiguousarray(solutions[ok]),
+                seconds,
+                rounds,
+            )
+            if len(ok)
+            else 0
+        )
         recorded = len(ref["seconds"]) / ref["seconds"].sum()
         live = None
         if classes is not None and name in live_sets:
             pick = serate_sample(ref, live_budget / len(live_sets), seed=len(speeds))
             if len(pick):
-                warm = [p for _, r in sets if r is not ref for p in r["puzzle"][-20:]]
+                warm = warm_up(sets, ref)
                 got = serate.rate(classes, [ref["puzzle"][i] for i in pick], warm=warm)
                 live = (len(pick), len(pick) / max(sum(r["seconds"] for r in got), 1e-3))
         bound = bool((ref["er"] < 0).any())  # serate's seconds a lower bound: its rate a ceiling
-        speeds.append((name, len(puzzles), ours, recorded, live, bound))
+        speeds.append((name, len(puzzles), ours, ours_ok, recorded, live, bound))
     thresholds(counts)
     print("\nspeed, puzzles a second on one core (serate: warm JVM, its own time per puzzle):")
     print(f"  {'set':<12}{'n':>5}{'ours':>11}{'serate':>10}{'(sample)':>10}{'ratio':>9}"
-          f"   {'serate as recorded':>18}")  # fmt: skip
-    for name, n, ours, recorded, live, bound in speeds:
+          f"   {'serate as recorded':>18}   {'ours, rated ok only':>19}")  # fmt: skip
+    for name, n, ours, ours_ok, recorded, live, bound in speeds:
         if live is not None:
             theirs, sample = live[1], f"{live[0]}"
         else:
@@ -218,7 +239,7 @@ def main() -> None:
         aim = f"  (aim >= {TARGET}x)" if name != "hardest11" else ""
         less, more = ("<", ">") if bound and live is None else (" ", " ")
         print(f"  {name:<12}{n:>5}{ours:>11,.1f} {less}{theirs:>8.4g}{sample:>10}"
-              f"  {more}{ours / theirs:>6,.0f}x   {recorded:>18.4g}{aim}")  # fmt: skip
+              f"  {more}{ours / theirs:>6,.0f}x   {recorded:>18.4g}   {ours_ok:>19,.1f}{aim}")  # fmt: skip
     if any(s[-1] for s in speeds):
         print(
             "  (<, >: serate did not finish some puzzles within the seconds recorded, so its "

@@ -493,7 +493,13 @@ def overlap(
 ) -> None:
     """The rows of B whose equivalence class occurs in A (a disguised copy: relabelled,
     rotated, rows or columns swapped): a count on stderr, exit 1 when there is any, so
-    that CI can refuse a leaky split."""
+    that CI can refuse a leaky split.
+
+    A and B are each a finished run made with --canonical, a Parquet table with a canonical
+    column (a split or dedup output), or puzzles in any shape `run` reads (a file, a URL, or
+    - for standard input), canonicalised on the way. Given alone, A is a `split` folder:
+    every later split against every earlier one. Exit 0: none; 1: some; 2: a usage error
+    or an unusable input."""
     from pipeline.tools import overlap as tool
 
     raise typer.Exit(tool.main(first, second, output, quiet))

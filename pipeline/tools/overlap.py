@@ -259,6 +259,26 @@ def _index(cls: np.ndarray, keys: np.ndarray) -> np.ndarray:
     return order[np.searchsorted(cls["key"][order], keys)]
 
 
+WRITE_ROWS = 1 << 16  # rows a table written at once holds (Arrow arrays, no Python strings)
+
+
+def _texts(values: np.ndarray, names: list[str]):
+    """An Arrow string array of names[values] (a few distinct names, many rows)."""
+    import pyarrow as pa
+
+    return pa.DictionaryArray.from_arrays(pa.array(values, pa.int32()),
+                                          pa.array(names, pa.string())).cast(pa.string())  # fmt: skip
+
+
+def _puzzles(words: np.ndarray):
+    """An Arrow string array of the packed puzzles, '.' for blanks."""
+    import pyarrow as pa
+
+    data = grid.to_ascii(unpack_forms(words), ".").tobytes()
+    offsets = np.arange(0, 81 * (len(words) + 1), 81, dtype=np.int32)
+    return pa.StringArray.from_buffers(len(words), pa.py_buffer(offsets), pa.py_buffer(data))
+
+
 def _write_hits(w: TableWriter, a: Side, b: Side, hits: Spill, memory_rows: int, schema,
                 splits: tuple[str, str] | None = None) -> None:  # fmt: skip
     """Pass 3: B's rows that were found, in B's input order."""
@@ -266,21 +286,21 @@ def _write_hits(w: TableWriter, a: Side, b: Side, hits: Spill, memory_rows: int,
 
     for block, chunk in enumerate(b.records.read(0, memory_rows)):
         fates = hits.read_all(block) if block < hits.k else np.zeros(0, FATE)
-        if not len(fates):
-            continue
         fates = fates[np.argsort(fates["key"], kind="stable")]
-        rec = chunk[fates["key"] - block * memory_rows]
-        cols = {
-            "source": [b.sources[i] for i in (rec["key"] >> ROW_BITS).tolist()],
-            "row": rec["key"] & _ROW_MASK,
-            "puzzle": grid.decode(unpack_forms(rec["p"]).astype(np.uint8)),
-            "match_source": [a.sources[i] for i in (fates["v"] >> ROW_BITS).tolist()],
-            "match_row": fates["v"] & _ROW_MASK,
-        }
-        if splits:
-            cols["split"] = [splits[1]] * len(rec)
-            cols["match_split"] = [splits[0]] * len(rec)
-        w.write(pa.table(cols, schema=schema))
+        for at in range(0, len(fates), WRITE_ROWS):
+            f = fates[at : at + WRITE_ROWS]
+            rec = chunk[f["key"] - block * memory_rows]
+            cols = {
+                "source": _texts(rec["key"] >> ROW_BITS, b.sources),
+                "row": pa.array(rec["key"] & _ROW_MASK),
+                "puzzle": _puzzles(rec["p"]),
+                "match_source": _texts(f["v"] >> ROW_BITS, a.sources),
+                "match_row": pa.array(f["v"] & _ROW_MASK),
+            }
+            if splits:
+                cols["match_split"] = pa.array([splits[0]] * len(rec), pa.string())
+                cols["split"] = pa.array([splits[1]] * len(rec), pa.string())
+            w.write(pa.table(cols).select(schema.names).cast(schema))
 
 
 def _pair(first: str, second: str, folder: str | None, memory_rows: int, tag: str = ""):
