@@ -9,6 +9,10 @@
     status      the statuses (a contract); grade: difficulty from the engine's guesses
     canonical   the minlex form; symmetry: the grid's transformations, encoded
     search      generation's search: full grids, clues removed down to a unique puzzle
+                (and kept when rated in a SER band)
+    rate/       the Sudoku Explainer rating (SER): techniques, chains, the step loop
+    replay      the independent replayer: does a solving trace reach the solution?
+                (shares no code with rate/, as check shares none with the engine)
 
 May import: the foundation (pipeline.errors, pipeline.compiled) and nothing else of ours.
 """
