@@ -45,7 +45,10 @@ DEFAULT_BUDGET = 200_000
 @dataclass
 class RateResult:
     """Per puzzle: ER, EP, ED in tenths (0 unless ok), the technique that set ER, the
-    path's length, the status (index into STATUS_NAMES), the rating reached (see path)."""
+    path's length, the status (index into STATUS_NAMES) and `reached`: with `budget`, the
+    hardest step taken before the budget ran out; with `beyond`, the rating from which the
+    techniques we lack start (7.5: aligned triplet exclusion, Nishio and the harder
+    chains), or the hardest step taken if that is more: serate's ER is at least that."""
 
     er: np.ndarray
     ep: np.ndarray

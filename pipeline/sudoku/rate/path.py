@@ -34,6 +34,7 @@ from pipeline.sudoku.rate.techniques import (
     intersections,
     naked_single,
     naked_subset,
+    unique_loop,
     unique_rectangle,
     xy_wing,
 )
@@ -88,7 +89,7 @@ def next_step(val, cand, bb, H, E, effort, scratch, links):
             if xy_wing(val, cand, bb, H, E, True):
                 return True
             effort[0] += 1
-            if unique_rectangle(val, cand, bb, H, E):
+            if unique_rectangle(val, cand, bb, H, E) | unique_loop(val, cand, bb, H, E):
                 return True
     effort[0] += 1
     if bug(val, cand, bb, H, E):

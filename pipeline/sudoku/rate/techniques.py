@@ -38,8 +38,9 @@ TECHNIQUES = (
     "Naked Single", "Direct Hidden Triplet", "Pointing", "Claiming", "Naked Pair", "X-Wing",
     "Hidden Pair", "Naked Triplet", "Swordfish", "Hidden Triplet", "XY-Wing", "XYZ-Wing",
     "Unique Rectangle type 1", "Unique Rectangle type 2", "Unique Rectangle type 3",
-    "Unique Rectangle type 4", "Unique Loop type 1", "Unique Loop type 2",
-    "Unique Loop type 3", "Unique Loop type 4", "Naked Quad", "Jellyfish", "Hidden Quad",
+    "Unique Rectangle type 4",
+    *(f"Unique Loop {n} type {t}" for n in (6, 8, 10, 12, 14) for t in (1, 2, 3, 4)),
+    "Naked Quad", "Jellyfish", "Hidden Quad",
     "BUG type 1", "BUG type 2", "BUG type 3", "BUG type 4", "Aligned Pair Exclusion",
     "Bidirectional X-Cycle", "Bidirectional Y-Cycle", "Bidirectional Cycle", "Turbot Fish",
     "Forcing X-Chain", "Forcing Chain",
@@ -47,7 +48,7 @@ TECHNIQUES = (
 (T_HIDDEN_SINGLE, T_DIRECT_POINTING, T_DIRECT_CLAIMING, T_DIRECT_HIDDEN_PAIR, T_NAKED_SINGLE,
  T_DIRECT_HIDDEN_TRIPLET, T_POINTING, T_CLAIMING, T_NAKED_PAIR, T_X_WING, T_HIDDEN_PAIR,
  T_NAKED_TRIPLET, T_SWORDFISH, T_HIDDEN_TRIPLET, T_XY_WING, T_XYZ_WING, T_UR1, T_UR2, T_UR3,
- T_UR4, T_UL1, T_UL2, T_UL3, T_UL4, T_NAKED_QUAD, T_JELLYFISH, T_HIDDEN_QUAD, T_BUG1, T_BUG2,
+ T_UR4, T_UL1, *_LOOPS, T_NAKED_QUAD, T_JELLYFISH, T_HIDDEN_QUAD, T_BUG1, T_BUG2,
  T_BUG3, T_BUG4, T_APE, T_X_CYCLE, T_Y_CYCLE, T_XY_CYCLE, T_TURBOT, T_FORCING_X_CHAIN,
  T_FORCING_CHAIN) = range(1, len(TECHNIQUES))
 
@@ -445,6 +446,92 @@ def unique_rectangle(val, cand, bb, H, E):
 
 
 @compiled.helper()
+def viable(cand, cells, n, pair):
+    """Whether a loop through cells[:n] could still give a hint: at most two cells with
+    more than the two digits (types 1, 3, 4), or any number with one same extra (type 2)."""
+    n_extra = 0
+    x = 0
+    same = True
+    for k in range(n):
+        m = cand[cells[k]]
+        if m != pair:
+            n_extra += 1
+            xk = m & ~pair
+            if POP9[xk] != 1 or (x != 0 and xk != x):
+                same = False
+            x = xk
+    return n_extra <= 2 or same
+
+
+@compiled.helper()
+def unique_loop(val, cand, bb, H, E):
+    """Unique loops: 6 or more cells holding the same two digits, each linked to the next
+    through a house, every house holding none or two of them (deadly as a rectangle)."""
+    found = False
+    cells = np.zeros(81, np.int64)
+    inhouse = np.zeros(27, np.int64)
+    step = np.zeros(81, np.int64)  # the next candidate index tried at each depth
+    pool = np.zeros(81, np.int64)
+    for u in range(9):
+        for v in range(u + 1, 9):
+            pair = (1 << u) | (1 << v)
+            np_ = 0
+            for c in range(81):
+                if val[c] == 0 and (cand[c] & pair) == pair:
+                    pool[np_] = c
+                    np_ += 1
+            if np_ < 6:
+                continue
+            for i0 in range(np_):
+                s0 = pool[i0]
+                for h in range(27):
+                    inhouse[h] = 0
+                cells[0] = s0
+                for t in range(3):
+                    inhouse[CELL_HOUSES[s0, t]] += 1
+                depth = 1
+                step[1] = i0 + 1
+                while depth > 0:
+                    if step[depth] >= np_ or depth >= 14:
+                        depth -= 1
+                        if depth > 0:  # take the last cell back out
+                            c = cells[depth]
+                            for t in range(3):
+                                inhouse[CELL_HOUSES[c, t]] -= 1
+                        continue
+                    c = pool[step[depth]]
+                    step[depth] += 1
+                    last = cells[depth - 1]
+                    if not SEES[last, c]:
+                        continue
+                    ok = True
+                    for k in range(depth):
+                        if cells[k] == c:
+                            ok = False
+                    for t in range(3):
+                        if inhouse[CELL_HOUSES[c, t]] >= 2:
+                            ok = False
+                    if not ok:
+                        continue
+                    cells[depth] = c
+                    if not viable(cand, cells, depth + 1, pair):
+                        continue
+                    for t in range(3):
+                        inhouse[CELL_HOUSES[c, t]] += 1
+                    n = depth + 1
+                    if n >= 6 and n % 2 == 0 and SEES[c, s0]:
+                        closed = True
+                        for h in range(27):
+                            if inhouse[h] != 0 and inhouse[h] != 2:
+                                closed = False
+                        if closed and deadly(cand, bb, H, E, cells, n, pair, u, v):
+                            found = True
+                    depth += 1
+                    step[depth] = i0 + 1
+    return found
+
+
+@compiled.helper()
 def ur_offer(H, tech, rating, E, ne, a, b, c, d):
     """offer, and among rectangles of one rating the lower type first (serate's order)."""
     if rating == H[RATING] and tech < H[TECH]:
@@ -456,36 +543,66 @@ def ur_offer(H, tech, rating, E, ne, a, b, c, d):
 def rectangle(cand, bb, H, E, a, b, c, d, pair, u, v):
     """The hints of one rectangle (corners a b / c d, a-d diagonal) on the digits u, v."""
     cells = np.array([a, b, d, c])  # in loop order
+    return deadly(cand, bb, H, E, cells, 4, pair, u, v)
+
+
+@compiled.helper()
+def deadly(cand, bb, H, E, cells, n, pair, u, v):
+    """The hints of a deadly pattern: the n cells of a unique rectangle (n = 4) or loop, all
+    holding the digits u, v (`pair`), each house holding none or two of them. Types 1-4;
+    a loop rates 0.1 more for each two cells past four, up to 0.3 more."""
+    t1 = T_UR1 if n == 4 else T_UL1 + (n - 6) // 2 * 4  # "Unique Loop <n> type 1"
+    r0 = 45 + min((n - 4) // 2, 3)
     extra = 0
     n_extra = 0
-    for k in range(4):
+    for k in range(n):
         if cand[cells[k]] != pair:
             extra |= 1 << k
             n_extra += 1
     if n_extra == 0:
         return False
-    if n_extra == 1:  # type 1: the odd corner is not u nor v
-        k = lowbit(extra)
-        e = cells[k]
+    i0 = cells[0]
+    i1 = cells[1]
+    i2 = cells[2]
+    i3 = cells[3]
+    if n_extra == 1:  # type 1: the odd cell is not u nor v
+        e = cells[lowbit(extra)]
         E[0] = e * 10 + u + 1
         E[1] = e * 10 + v + 1
-        return ur_offer(H, T_UR1, 45, E, 2, a, b, c, d)
-    if n_extra != 2:
-        return False
-    k1 = lowbit(extra)
-    k2 = lowbit(extra & (extra - 1))
-    e1 = cells[k1]
-    e2 = cells[k2]
-    x1 = cand[e1] & ~pair
-    x2 = cand[e2] & ~pair
+        return ur_offer(H, t1, r0, E, 2, i0, i1, i2, i3)
+    # type 2: one extra digit, the same in every odd cell: out of the cells seeing them all
+    x = 0
+    one = True
+    for k in range(n):
+        if (extra >> k) & 1:
+            xk = cand[cells[k]] & ~pair
+            if POP9[xk] != 1 or (x != 0 and xk != x):
+                one = False
+            x = xk
     kept = False
-    if x1 == x2 and POP9[x1] == 1:  # type 2: one extra digit, out of the cells seeing both
-        z = lowbit(x1)
-        ne = common_peers(bb, z, e1, e2, -1, E, 0)
-        if ne and ur_offer(H, T_UR2, 45, E, ne, a, b, c, d):
+    if one:
+        z = lowbit(x)
+        ne = 0
+        for w in range(3):
+            m = bb[z, w]
+            for k in range(n):
+                if (extra >> k) & 1:
+                    m &= PEER_BB[cells[k], w]
+            while m:
+                j = lowbit(m)
+                m &= m - 1
+                E[ne] = (27 * w + j) * 10 + z + 1
+                ne += 1
+        if ne and ur_offer(H, t1 + 1, r0, E, ne, i0, i1, i2, i3):
             kept = True
+    if n_extra != 2:
+        return kept
+    e1 = cells[lowbit(extra)]
+    e2 = cells[lowbit(extra & (extra - 1))]
     if not SEES[e1, e2]:
         return kept
+    x1 = cand[e1] & ~pair
+    x2 = cand[e2] & ~pair
     for t in range(3):
         h = CELL_HOUSES[e1, t]
         if CELL_HOUSES[e2, t] != h:
@@ -497,17 +614,16 @@ def rectangle(cand, bb, H, E, a, b, c, d, pair, u, v):
             if count_in(bb, keep, h) == 2:
                 E[0] = e1 * 10 + drop + 1
                 E[1] = e2 * 10 + drop + 1
-                if ur_offer(H, T_UR4, 45, E, 2, a, b, c, d):
+                if ur_offer(H, t1 + 3, r0, E, 2, i0, i1, i2, i3):
                     kept = True
         # type 3: the extras with other cells of the house form a naked subset
-        xs = x1 | x2
-        if ur_type3(cand, H, E, h, e1, e2, xs, a, b, c, d):
+        if ur_type3(cand, H, E, h, e1, e2, x1 | x2, t1 + 2, r0, i0, i1, i2, i3):
             kept = True
     return kept
 
 
 @compiled.helper()
-def ur_type3(cand, H, E, h, e1, e2, xs, a, b, c, d):
+def ur_type3(cand, H, E, h, e1, e2, xs, tech, r0, a, b, c, d):
     """Type 3: the two odd corners act as one cell holding their extras `xs`; with n other
     cells of house h they hold n + 1 digits: those digits out of the house's rest."""
     others = 0
@@ -536,7 +652,7 @@ def ur_type3(cand, H, E, h, e1, e2, xs, a, b, c, d):
                 E[ne] = x * 10 + t + 1
                 ne += 1
         if ne:
-            return ur_offer(H, T_UR3, 45 + POP9[m] - 1, E, ne, a, b, c, d)
+            return ur_offer(H, tech, r0 + POP9[m] - 1, E, ne, a, b, c, d)
     return False
 
 
