@@ -86,7 +86,7 @@ def whole(members: list[Range]) -> Range:
     for r in members:
         sha.update(f"{r.input}:{r.digest};".encode())
     first = members[0]
-    return replace(first, end=first.end, rows=sum(r.rows for r in members),
+    return replace(first, rows=sum(r.rows for r in members),
                    digest=sha.hexdigest())
 
 

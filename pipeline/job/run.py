@@ -242,7 +242,7 @@ def _definition(inputs: list[Input], settings: Settings) -> dict:
         "limit": settings.solution_limit,
         "rows": settings.limit,
         "canonical": settings.canonical,
-        # (only with --rate: a run without it is defined as before)
+        # (only with --rate: the definition of a run without it has no such keys)
         **({"rate": True, "rate_budget": settings.rate_budget} if settings.rate else {}),
         **({"trace": True} if settings.trace else {}),
     }

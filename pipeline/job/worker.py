@@ -3,7 +3,8 @@
     FindRange, ScanInput   planning: find, count and hash the records of a range (pipeline.job.plan)
     Bundle          several tasks in one (on Dask, where a round trip costs more)
     Spill          copy an input that can be read only once into the run folder
-    Solve          a range -> read -> encode -> solve -> check -> grade -> its part
+    Solve          a range (or the ranges of small inputs sharing a part) -> read ->
+                   encode -> solve -> check -> grade (-> rate) -> its part (and trace)
 
 The same `execute` runs in the local pool's processes and on Dask workers. A Solve reads
 its input and writes its part itself (temporary name, fsync, rename; one PUT on an object
