@@ -35,11 +35,15 @@ Glossary (one word per idea):
     range       the records of one input starting in [start, end): one task, one part;
                 `--chunk-size` is the rows a range is planned to hold
     part        the Parquet file of one range's results: results/part-NNNNN.parquet
+                (small inputs' ranges share one; `piece`: one input's range in it)
     plan        every input cut into ranges, with their row counts and hashes
     task        a message to a worker (io/ranges.py's planning tasks, job/tasks.py)
     bundle      several tasks in one, where a round trip costs milliseconds (Dask)
     run folder  what `run` writes: parts, manifest.json, stats.parquet, logs, _SUCCESS
     class       the puzzles equivalent under the grid's symmetries; its canonical form
+    rating      Sudoku Explainer's (SER): ER, EP (pearl), ED (diamond), in tenths inside
+    step        one move of a solving path: a technique, its rating, its placements and
+                eliminations; a trace is a row's steps, written as players write them
 """
 
 from __future__ import annotations
