@@ -122,6 +122,9 @@ def explain_one(puzzle: np.ndarray, board: int | None, fmt: str, budget: int) ->
     er, ep, ed = (float(x[0]) / 10 for x in (got.er, got.ep, got.ed))
 
     def set_by(value: float) -> str | None:
+        """The technique of the first step of that rating (ER's: the rater's own word)."""
+        if value == er:
+            return rate.TECHNIQUES[got.technique[0]]
         return next((s.technique for s in steps if round(s.rating, 1) == value), None)
 
     if fmt == "json":
