@@ -46,5 +46,5 @@ lint: $(STAMP) ## ruff, and the layers' import rule (.importlinter)
 
 clean: ## Remove outputs, caches and the virtual environment
 	rm -rf output .pytest_cache .ruff_cache .hypothesis bench-results $(VENV) pipeline/_kernels_* \
-		pipeline/.kernels-*
+		pipeline/.kernels-* pipeline/.numba-cache
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -19,7 +19,9 @@ parses a source only after it changed. A process that finds its module calls tho
 functions and never imports numba: numba's import and the typing context it builds before
 its first cache load are about half a second of every worker's start. Anywhere else (no C
 compiler at setup, an edited kernel, another CPU, `PIPELINE_KERNELS=jit`) the decorators
-hand the functions to numba, which compiles them at first use and caches them, as before.
+hand the functions to numba, which compiles them at first use and caches them in a folder
+named by the same digest (`.numba-cache/<digest>/`: numba's own key, a function's file,
+misses a constant imported from another kernel module).
 
 Signatures: the arguments in numba's notation, arrays C-contiguous (`u1[:, ::1]`), the
 ones a kernel only reads marked `readonly` (then a writable array is accepted too), then
@@ -89,7 +91,44 @@ def kernel(signature: str, lazy: bool = False, **options):
 def _jit(fn, options):
     from numba import njit
 
+    _cache_by_digest()
     return njit(cache=True, **options)(fn)
+
+
+CACHE_DIR = HERE / ".numba-cache"  # numba's cache, a folder per digest of the kernels' code
+
+
+def _cache_by_digest() -> None:
+    """Point numba's cache at a folder named by the digest of every kernel module's code.
+
+    numba keys a cached function by its own source file only: a constant a kernel imports
+    from another module (a technique's number, a table) can change under a cached
+    function, which then runs the old machine code, and the ahead-of-time build would
+    compile that code in too. A folder per digest makes any change of kernel code a cold
+    cache. A NUMBA_CACHE_DIR of the user's gets the digest's folder inside it."""
+    from numba.core import config
+
+    if getattr(_cache_by_digest, "done", False):
+        return
+    _cache_by_digest.done = True
+    base = Path(os.environ["NUMBA_CACHE_DIR"]) if os.environ.get("NUMBA_CACHE_DIR") \
+        else CACHE_DIR
+    config.CACHE_DIR = str(base / _sources_digest())
+
+
+def _sources_digest() -> str:
+    """A digest of the kernel modules' code and numpy's version (not the CPU's: numba's
+    own cache index tells CPUs apart)."""
+    h = hashlib.blake2b(digest_size=8)
+    h.update(np.__version__.encode())
+    h.update((HERE / "compiled.py").read_bytes())
+    known = _load_digests()
+    before = json.dumps(known, sort_keys=True)
+    for name in MODULES:
+        h.update(_code_digest(source_path(name), known).encode())
+    if json.dumps(known, sort_keys=True) != before:
+        _save_digests(known)
+    return h.hexdigest()
 
 
 class _Lazy:
@@ -151,14 +190,7 @@ def module_name() -> str | None:
         return None
     h = hashlib.blake2b(digest_size=8)
     h.update(flags.encode())
-    h.update(np.__version__.encode())
-    h.update((HERE / "compiled.py").read_bytes())  # the build itself: any change counts
-    known = _load_digests()
-    before = json.dumps(known, sort_keys=True)
-    for name in MODULES:
-        h.update(_code_digest(source_path(name), known).encode())
-    if json.dumps(known, sort_keys=True) != before:
-        _save_digests(known)
+    h.update(_sources_digest().encode())  # the kernels' code, numpy, the build itself
     return f"_kernels_{h.hexdigest()}"
 
 

@@ -3,6 +3,7 @@ numba's compilation of the same sources says."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -117,6 +118,35 @@ def test_module_name_follows_the_sources_and_the_cpu(tmp_path, monkeypatch):
     assert other_cpu not in (None, first)
     monkeypatch.setattr(compiled, "_cpu_flags", lambda: None)
     assert compiled.module_name() is None  # features unknown: never a compiled module
+
+
+def test_numbas_cache_is_a_folder_per_digest_of_every_kernel_module(tmp_path):
+    """numba keys a cached function by its own file: a constant a kernel imports from
+    another module (here: the rater's technique numbers, when a name is added to the list)
+    must not leave the old machine code in use, in numba's cache or in the compiled
+    module built from it. A JIT process's cache folder is named by the digest of every
+    kernel module's code, which that edit changes."""
+    pkg = tmp_path / "pipeline"
+    shutil.copytree(compiled.HERE, pkg, ignore=shutil.ignore_patterns(
+        "__pycache__", "_kernels_*", ".numba-cache", ".kernels-digests.json"))
+    code = ("from numba.core import config\nfrom pipeline import compiled\n"
+            "compiled._cache_by_digest()\nprint(config.CACHE_DIR)")
+    env = {**os.environ, "PIPELINE_KERNELS": "jit", "PYTHONPATH": str(tmp_path)}
+    env.pop("NUMBA_CACHE_DIR", None)
+
+    def cache_dir() -> str:
+        return subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, check=True).stdout.strip()
+
+    first = cache_dir()
+    assert first.startswith(str(pkg / ".numba-cache"))
+    assert cache_dir() == first  # the same code, the same cache
+    techniques = pkg / "sudoku" / "rate" / "techniques.py"
+    text = techniques.read_text()
+    techniques.write_text(text.replace('"Naked Quad", ', '"Naked Quad", "Another", ', 1))
+    assert cache_dir() != first  # a cold cache
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "mine")
+    assert cache_dir().startswith(str(tmp_path / "mine"))
 
 
 @needs_aot
