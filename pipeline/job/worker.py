@@ -335,34 +335,37 @@ def _rate(grids: np.ndarray, outcome, budget: int, offsets, data, trace: bool = 
     n = len(outcome.status)
     er, ep, ed = (np.zeros(n, np.int16) for _ in range(3))
     steps = np.zeros(n, np.int32)
-    technique: list = [None] * n
+    tech = np.zeros(n, np.int16)  # 0: no technique (TECHNIQUES[0] is "")
     notes: dict[int, str] = {}
     paths: dict[int, list] = {}
     todo = np.flatnonzero(outcome.status == Status.SOLVED)
     solutions = outcome.solutions
     if (spec := os.environ.get(FAULT_ENV, "")).startswith("rate-disagrees:"):
         solutions = _wrong_solution(solutions, todo, spec.partition(":")[2], offsets, data)
+    budget = budget or rate.DEFAULT_BUDGET
+    ok_code = rate.STATUS_NAMES.index("ok")
     for at in range(0, len(todo), RATE_STEP):
         rows = todo[at:at + RATE_STEP]
-        got = rate.rate_grids(grids[rows], solutions[rows], budget or rate.DEFAULT_BUDGET)
-        for k, i in enumerate(rows.tolist()):
-            status = rate.STATUS_NAMES[got.status[k]]
-            if status == "ok":
-                er[i], ep[i], ed[i] = got.er[k], got.ep[k], got.ed[k]
-                technique[i] = rate.TECHNIQUES[got.technique[k]]
-                steps[i] = got.steps[k]
-                if trace:
-                    paths[i] = rate.path(grids[i], budget or rate.DEFAULT_BUDGET)
-            elif status == "budget":
-                notes[i] = f"past the rating budget at {got.reached[k] / 10:.1f}+"
+        got = rate.rate_grids(grids[rows], solutions[rows], budget)
+        ok = got.status == ok_code
+        done = rows[ok]
+        er[done], ep[done], ed[done] = got.er[ok], got.ep[ok], got.ed[ok]
+        tech[done], steps[done] = got.technique[ok], got.steps[ok]
+        if trace:
+            paths.update((i, rate.path(grids[i], budget)) for i in done.tolist())
+        for k in np.flatnonzero(~ok).tolist():  # the few not rated: why, in words
+            i, status, reached = int(rows[k]), rate.STATUS_NAMES[got.status[k]], got.reached[k]
+            if status == "budget":
+                notes[i] = f"past the rating budget at {reached / 10:.1f}+"
             elif status == "beyond":
-                notes[i] = (f"needs a technique beyond the rater's (rated {got.reached[k] / 10:.1f}"
-                            f" so far)")
+                notes[i] = f"needs a technique beyond the rater's (rated {reached / 10:.1f} so far)"
             else:  # the rater's path and the engine's solution disagree: one of them is wrong
                 outcome.status[i] = Status.ERROR
                 outcome.reasons[i] = (f"rating failed: the rater found this puzzle {status} "
                                       f"(its path does not reach the solution)")
         report_progress(0)
+    names = np.array([None, *rate.TECHNIQUES[1:]], dtype=object)
+    technique = names[tech].tolist()
     return er, ep, ed, technique, steps, notes, paths
 
 
