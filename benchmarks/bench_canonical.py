@@ -14,7 +14,6 @@ minimises the pattern of givens first.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import puzzle_sets  # benchmarks/, beside this file
+from bench_engine import pin  # one pinned core for every peer
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -39,18 +39,7 @@ SETS = [
 ]
 PATMINLEX_SRC = REPO.parent / "shared" / "peers" / "patminlex"
 OUT = REPO / "bench-results"
-CORE = 1  # the core both are pinned to (when the machine has it)
 PEER_GRIDS = 20  # solution grids patminlex is timed on (its pattern-first search is slow there)
-
-
-def pin() -> list[str]:
-    """Pin this process to CORE; the prefix that pins a child process the same way."""
-    try:
-        if CORE in os.sched_getaffinity(0):
-            os.sched_setaffinity(0, {CORE})
-    except (AttributeError, OSError):
-        return []
-    return ["taskset", "-c", str(CORE)] if shutil.which("taskset") else []
 
 
 def build_patminlex() -> tuple[Path | None, str]:

@@ -222,10 +222,22 @@ HARD_ROUNDS = 5
 DASK_ROUNDS = 5
 
 
+def flag_cost(text: Path, off: str, on: str) -> tuple[float, float]:
+    """µs a row of `run --workers 1` on `text` with `off` and with `on`, interleaved, best
+    of ROUNDS each (start-up aside: the steady seconds)."""
+    best: dict[str, float] = {}
+    for flag in (off, on) * ROUNDS:
+        _, _, summary = pipeline_run(text, 1, ["--no-timings", flag])
+        us = summary["steady_seconds"] / summary["rows"] * 1e6
+        best[flag] = min(best.get(flag, us), us)
+    return best[off], best[on]
+
+
 def canonical_overhead(quick: bool) -> list[tuple[str, int, float, float, float | None]]:
     """(set, puzzles, µs a row without --canonical, with it, patminlex's µs a puzzle on
     the same puzzles, or None without a compiler) through `run --workers 1`."""
-    from bench_canonical import CORE, build_patminlex, patminlex_time
+    from bench_canonical import build_patminlex, patminlex_time
+    from bench_engine import CORE
 
     binary, _ = build_patminlex()
     prefix = ["taskset", "-c", str(CORE)] if shutil.which("taskset") else []
@@ -239,14 +251,10 @@ def canonical_overhead(quick: bool) -> list[tuple[str, int, float, float, float 
         grids = np.tile(grids, (1 if quick else 4, 1))
         text = WORK / f"canon-{file}.txt"
         puzzle_sets.write_dots(grids, text)
-        best = {}
-        for flag in ("--no-canonical", "--canonical") * ROUNDS:
-            _, _, summary = pipeline_run(text, 1, ["--no-timings", flag])
-            us = summary["steady_seconds"] / summary["rows"] * 1e6
-            best[flag] = min(best.get(flag, us), us)
+        plain, canon = flag_cost(text, "--no-canonical", "--canonical")
         peer = (patminlex_time(binary, grids, prefix, ROUNDS) / len(grids) * 1e6
                 if binary is not None else None)
-        out.append((name, len(grids), best["--no-canonical"], best["--canonical"], peer))
+        out.append((name, len(grids), plain, canon, peer))
     return out
 
 
@@ -264,12 +272,7 @@ def rate_overhead(quick: bool) -> list[tuple[str, int, float, float]]:
         grids = puzzle_sets.load(path, n, field)
         text = WORK / f"rate-{path.stem}.txt"
         puzzle_sets.write_dots(grids, text)
-        best = {}
-        for flag in ("--no-rate", "--rate") * ROUNDS:
-            _, _, summary = pipeline_run(text, 1, ["--no-timings", flag])
-            us = summary["steady_seconds"] / summary["rows"] * 1e6
-            best[flag] = min(best.get(flag, us), us)
-        out.append((name, len(grids), best["--no-rate"], best["--rate"]))
+        out.append((name, len(grids), *flag_cost(text, "--no-rate", "--rate")))
     return out
 
 
