@@ -119,6 +119,40 @@ def _solve_tasks(path: Path, range_bytes: int) -> list:
             for r in inp.ranges]
 
 
+def _hard_slice(data_dir: Path, name: str, n: int) -> Path:
+    """The first n puzzles of the forum's hardest (skip the test where that set is absent)."""
+    if not HARD.exists():
+        pytest.skip(f"data set {HARD} is absent")
+    path = data_dir / name
+    with open(HARD) as src, open(path, "w") as dst:
+        dst.writelines(line for _, line in zip(range(n), src, strict=False))
+    return path
+
+
+def _private_cluster(log: Path, cwd: Path, names: list[str], procs: list[subprocess.Popen],
+                     worker_env: dict[str, str] | None = None) -> tuple[str, dict]:
+    """A scheduler and one single-threaded worker per name, each in a session of its own
+    (appended to `procs`, for _stop); the address and the workers' pids by address."""
+    from distributed import Client
+
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    with open(log, "w") as logs:
+        procs.append(subprocess.Popen(
+            [str(DASK), "scheduler", "--host", "127.0.0.1", "--port", str(port),
+             "--no-dashboard"], stdout=logs, stderr=logs, env=_env(), cwd=cwd,
+            start_new_session=True))
+        for name in names:
+            procs.append(subprocess.Popen(
+                [str(DASK), "worker", address, "--nthreads", "1", "--host", "127.0.0.1",
+                 "--no-dashboard", "--name", name], stdout=logs, stderr=logs,
+                env=worker_env or _env(), cwd=cwd, start_new_session=True))
+    with Client(address, timeout=60, set_as_default=False) as c:
+        c.wait_for_workers(len(names), timeout=90)
+        pids = c.run(os.getpid)
+    return address, pids
+
+
 def _stop(procs: list[subprocess.Popen]) -> None:
     """SIGTERM each started process group (a worker's nanny and its child), then SIGKILL."""
     for p in reversed(procs):
@@ -385,29 +419,13 @@ def test_cli_worker_killed_mid_run(cluster, data_dir):
 
 def test_cli_scheduler_lost_then_resumed(cluster, data_dir):
     """The scheduler dies mid-run: exit 3 with a clear error; rerun elsewhere resumes."""
-    from distributed import Client
-
-    if not HARD.exists():
-        pytest.skip(f"data set {HARD} is absent")
     n = 10000
-    path = data_dir / "hard-lost.txt"
-    with open(HARD) as src, open(path, "w") as dst:
-        dst.writelines(line for _, line in zip(range(n), src, strict=False))
+    path = _hard_slice(data_dir, "hard-lost.txt", n)
     out = data_dir / "lost"
-    port = _free_port()
-    address = f"tcp://127.0.0.1:{port}"
     procs: list[subprocess.Popen] = []
     try:
-        with open(data_dir / "lost-cluster.log", "w") as logs:
-            for args in (["scheduler", "--host", "127.0.0.1", "--port", str(port),
-                          "--no-dashboard"],
-                         ["worker", address, "--nthreads", "1", "--host", "127.0.0.1",
-                          "--no-dashboard"]):
-                procs.append(subprocess.Popen([str(DASK), *args], stdout=logs, stderr=logs,
-                                              env=_env(), cwd=data_dir,
-                                              start_new_session=True))
-        with Client(address, timeout=60, set_as_default=False) as c:
-            c.wait_for_workers(1, timeout=90)
+        address, _ = _private_cluster(data_dir / "lost-cluster.log", data_dir, ["lost0"],
+                                      procs)
         run = subprocess.Popen(
             [str(PIPELINE), "run", "-i", str(path), "-o", str(out), "--executor", "dask",
              "--scheduler", address, "--chunk-size", "50", "--json", "--quiet"],
@@ -656,33 +674,14 @@ def test_a_process_with_threads_keeps_the_client_in_process(cluster):
 def test_a_stopped_dask_worker_is_removed_and_its_task_runs_again(data_dir):
     """SIGSTOP a Dask worker mid-run: after --stall-timeout seconds without news of its
     task, the client has the scheduler forget it; the task runs elsewhere, every row once."""
-    from distributed import Client
-
-    if not HARD.exists():
-        pytest.skip(f"data set {HARD} is absent")
     n = 40000
-    path = data_dir / "hard-stalled.txt"
-    with open(HARD) as src, open(path, "w") as dst:
-        dst.writelines(line for _, line in zip(range(n), src, strict=False))
+    path = _hard_slice(data_dir, "hard-stalled.txt", n)
     out = data_dir / "stalled"
-    port = _free_port()
-    address = f"tcp://127.0.0.1:{port}"
     procs: list[subprocess.Popen] = []
     victim = None
     try:
-        with open(data_dir / "stalled-cluster.log", "w") as logs:
-            procs.append(subprocess.Popen(
-                [str(DASK), "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                 "--no-dashboard"], stdout=logs, stderr=logs, env=_env(), cwd=data_dir,
-                start_new_session=True))
-            for i in range(2):
-                procs.append(subprocess.Popen(
-                    [str(DASK), "worker", address, "--nthreads", "1", "--host", "127.0.0.1",
-                     "--no-dashboard", "--name", f"s{i}"], stdout=logs, stderr=logs,
-                    env=_env(), cwd=data_dir, start_new_session=True))
-        with Client(address, timeout=60, set_as_default=False) as c:
-            c.wait_for_workers(2, timeout=90)
-            pids = c.run(os.getpid)
+        address, pids = _private_cluster(data_dir / "stalled-cluster.log", data_dir,
+                                         ["s0", "s1"], procs)
         run = subprocess.Popen(
             [str(PIPELINE), "run", "-i", str(path), "-o", str(out), "--executor", "dask",
              "--scheduler", address, "--chunk-size", "4000", "--stall-timeout", "3",
@@ -721,33 +720,16 @@ def test_a_stale_task_never_writes_into_a_later_run(data_dir, tmp_path):
     locally with --overwrite --canonical to its end; then the worker goes on: its part is
     refused (the folder is another run's, and finished), the folder stays as it was, and
     dedup reads it."""
-    from distributed import Client
-
-    if not HARD.exists():
-        pytest.skip(f"data set {HARD} is absent")
     n = 8000
-    path = data_dir / "hard-stale.txt"
-    with open(HARD) as src, open(path, "w") as dst:
-        dst.writelines(line for _, line in zip(range(n), src, strict=False))
+    path = _hard_slice(data_dir, "hard-stale.txt", n)
     out = tmp_path / "out"
     hooks = tmp_path / "hooks"
     hooks.mkdir()
-    port = _free_port()
-    address = f"tcp://127.0.0.1:{port}"
     procs: list[subprocess.Popen] = []
     try:
         held = _env(PIPELINE_TEST_HOOK="stale-write", PIPELINE_TEST_HOOK_DIR=str(hooks))
-        with open(tmp_path / "cluster.log", "w") as logs:
-            procs.append(subprocess.Popen(
-                [str(DASK), "scheduler", "--host", "127.0.0.1", "--port", str(port),
-                 "--no-dashboard"], stdout=logs, stderr=logs, env=_env(), cwd=data_dir,
-                start_new_session=True))
-            procs.append(subprocess.Popen(
-                [str(DASK), "worker", address, "--nthreads", "1", "--host", "127.0.0.1",
-                 "--no-dashboard", "--name", "stale"], stdout=logs, stderr=logs, env=held,
-                cwd=data_dir, start_new_session=True))
-        with Client(address, timeout=60, set_as_default=False) as c:
-            c.wait_for_workers(1, timeout=90)
+        address, _ = _private_cluster(tmp_path / "cluster.log", data_dir, ["stale"], procs,
+                                      held)
         run = subprocess.Popen(
             [str(PIPELINE), "run", "-i", str(path), "-o", str(out), "--executor", "dask",
              "--scheduler", address, "--chunk-size", "2000", "--quiet"],
