@@ -24,6 +24,31 @@ from conftest import invoke, pipeline_command, read_results
 # The command line as a real process
 
 
+def on_a_terminal(cwd: Path, *args: str) -> tuple[int, str]:
+    """The CLI on a real pty (the pipeline's variables as clean_env has them): its exit code and what the terminal
+    showed (escape sequences removed)."""
+    import pty
+    import re
+
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.chdir(cwd)
+        os.environ.update(clean_env())
+        os.execv(pipeline_command()[0], [*pipeline_command(), *args])
+    chunks = []
+    while True:
+        try:
+            data = os.read(fd, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    _, status = os.waitpid(pid, 0)
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode("utf-8", "replace"))
+    return os.waitstatus_to_exitcode(status), text
+
+
 def clean_env(**extra: str) -> dict[str, str]:
     """This process's environment without our settings and Dask's (PIPELINE_*, DASK_*)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PIPELINE_", "DASK_"))}

@@ -8,9 +8,6 @@ chunks; off a terminal one summary line, on a terminal a progress bar.
 from __future__ import annotations
 
 import json
-import os
-import pty
-import re
 import subprocess
 
 import polars as pl
@@ -28,7 +25,7 @@ from conftest import (
     read_results,
     write_input,
 )
-from helpers import CONTRACT_COLUMNS, check_run, run_stats
+from helpers import CONTRACT_COLUMNS, check_run, on_a_terminal, run_stats
 
 # ---------------------------------------------------------------------------------------
 # The results
@@ -207,43 +204,23 @@ def test_off_a_terminal_one_summary_line(tmp_path):
 def test_on_a_terminal_a_bar_with_percent_and_time_left(tmp_path):
     """A real pty: the bar shows a percentage, rows/s and the time left, then the table."""
     (tmp_path / "big.txt").write_text("\n".join([PUZZLE] * 30000) + "\n")
-    code, text = _on_a_terminal(tmp_path, "run", "-i", "big.txt", "-o", "out", "--chunk-size",
+    code, text = on_a_terminal(tmp_path, "run", "-i", "big.txt", "-o", "out", "--chunk-size",
                                 "1000", "--workers", "1")
     assert code == 0, text
     assert "%" in text and "rows/s" in text and "solving into out" in text
     assert "30,000 rows in" in text and "solved" in text
 
 
-def _on_a_terminal(cwd, *args: str) -> tuple[int, str]:
-    """The CLI on a real pty: its exit code and what the terminal showed (no escapes)."""
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.chdir(cwd)
-        os.execv(pipeline_command()[0], [*pipeline_command(), *args])
-    chunks = []
-    while True:
-        try:
-            data = os.read(fd, 4096)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    _, status = os.waitpid(pid, 0)
-    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode("utf-8", "replace"))
-    return os.waitstatus_to_exitcode(status), text
-
-
 @pytest.mark.slow
 def test_on_a_terminal_a_resumed_run_says_the_rows_reused(tmp_path):
     (tmp_path / "p.txt").write_text("\n".join([PUZZLE] * 3000) + "\n")
     args = ("run", "-i", "p.txt", "-o", "out", "--chunk-size", "500", "--workers", "1")
-    assert _on_a_terminal(tmp_path, *args)[0] == 0
+    assert on_a_terminal(tmp_path, *args)[0] == 0
     part = tmp_path / "out" / "results" / "part-00002.parquet"
     lost = pl.read_parquet(part).height
     part.unlink()
     (tmp_path / "out" / "_SUCCESS").unlink()
-    code, text = _on_a_terminal(tmp_path, *args)
+    code, text = on_a_terminal(tmp_path, *args)
     assert code == 0, text
     assert (f"3,000 rows: {3000 - lost:,} reused from before, {lost:,} solved in "
             in " ".join(text.split())), text

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import re
 import signal
 import time
 
 import psutil
 import pytest
-from conftest import load_set, pipeline_command
-from helpers import clean_env, finish, start, wait_for
+from conftest import load_set
+from helpers import finish, on_a_terminal, start, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -86,24 +85,9 @@ def test_the_bar_moves_within_a_part(tmp_path):
     """One range of 40,000 hard puzzles on one worker (two seconds or so): the bar shows
     rows done before the part is written, not 0 until it is."""
     data = _hard(tmp_path, 40_000)
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.chdir(tmp_path)
-        os.environ.update(clean_env())
-        os.execv(pipeline_command()[0], [*pipeline_command(), "run", "-i", str(data), "-o",
-                                         "out", "--chunk-size", "100000", "--workers", "1"])
-    chunks = []
-    while True:
-        try:
-            got = os.read(fd, 4096)
-        except OSError:
-            break
-        if not got:
-            break
-        chunks.append(got)
-    _, status = os.waitpid(pid, 0)
-    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode("utf-8", "replace"))
-    assert os.waitstatus_to_exitcode(status) == 0, text
+    code, text = on_a_terminal(tmp_path, "run", "-i", str(data), "-o", "out", "--chunk-size",
+                               "100000", "--workers", "1")
+    assert code == 0, text
     shown = {int(n.replace(",", "")) for n in re.findall(r"([\d,]+) rows(?! in)", text)}
     assert any(0 < n < 40_000 for n in shown), sorted(shown)
 
