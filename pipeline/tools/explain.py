@@ -20,6 +20,7 @@ import numpy as np
 
 from pipeline.errors import UsageError
 from pipeline.sudoku.grid import eliminations_text, placements_text, square_name
+from pipeline.sudoku.rate.board import PEERS  # the rater's board: explain shows its path
 
 
 def placement(square: int, digit: int) -> str:
@@ -55,8 +56,7 @@ def candidates_before(puzzle: np.ndarray, steps, k: int) -> list[int]:
     def place(square: int, digit: int) -> None:
         placed[square] = digit
         cands[square] = 0
-        r, c = divmod(square, 9)
-        for p in _peers(r, c):
+        for p in PEERS[square].tolist():
             cands[p] &= ~(1 << (digit - 1))
 
     for square, digit in enumerate(list(placed)):
@@ -71,11 +71,6 @@ def candidates_before(puzzle: np.ndarray, steps, k: int) -> list[int]:
 
 
 PLACED = 0x200  # beside the nine candidate bits: the square holds that one digit
-
-
-def _peers(r: int, c: int) -> set[int]:
-    box = {(r - r % 3 + i // 3) * 9 + c - c % 3 + i % 3 for i in range(9)}
-    return ({r * 9 + i for i in range(9)} | {i * 9 + c for i in range(9)} | box) - {r * 9 + c}
 
 
 def draw(cells: list[int]) -> str:
