@@ -16,6 +16,7 @@ import numpy as np
 from pipeline import compiled
 from pipeline.sudoku.rate.board import place, setup
 from pipeline.sudoku.rate.chains import NODES, forcing_chains
+from pipeline.sudoku.rate.dynamic import assumptions
 from pipeline.sudoku.rate.techniques import (
     ELIMS,
     HINT_SIZE,
@@ -43,7 +44,7 @@ OK, BUDGET, DISAGREES, INVALID, BEYOND = range(5)
 STATUS_NAMES = ("ok", "budget", "disagrees", "invalid", "beyond")
 # Columns of the kernel's result matrix
 ER, EP, ED, TECHNIQUE, STEPS, STATUS, REACHED = range(7)
-FIRST_MISSING = 75  # the easiest rating of the techniques we lack (from aligned triplets)
+FIRST_MISSING = 90  # the easiest rating of the techniques we lack (dynamic chains (+))
 MAX_STEPS = 810  # a step places a digit or removes a candidate: at most 81 + 729
 MAX_EVENTS = 810
 
@@ -98,8 +99,10 @@ def next_step(val, cand, bb, H, E, effort, scratch, links):
     if aligned_pair(val, cand, H, E):
         return True
     effort[0] += 1
-    return forcing_chains(val, cand, bb, H, E, scratch[0], scratch[1], scratch[2], scratch[3],
-                          scratch[4], scratch[5], links, effort)
+    if forcing_chains(val, cand, bb, H, E, scratch[0], scratch[1], scratch[2], scratch[3],
+                      scratch[4], scratch[5], links, effort):
+        return True
+    return assumptions(val, cand, H, effort)
 
 
 @compiled.helper()

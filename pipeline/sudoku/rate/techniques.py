@@ -43,14 +43,18 @@ TECHNIQUES = (
     "Naked Quad", "Jellyfish", "Hidden Quad",
     "BUG type 1", "BUG type 2", "BUG type 3", "BUG type 4", "Aligned Pair Exclusion",
     "Bidirectional X-Cycle", "Bidirectional Y-Cycle", "Bidirectional Cycle", "Turbot Fish",
-    "Forcing X-Chain", "Forcing Chain",
+    "Forcing X-Chain", "Forcing Chain", "Nishio Forcing Chains", "Cell Forcing Chains",
+    "Region Forcing Chains", "Dynamic Contradiction Forcing Chains",
+    "Dynamic Double Forcing Chains", "Dynamic Cell Forcing Chains",
+    "Dynamic Region Forcing Chains",
 )
 (T_HIDDEN_SINGLE, T_DIRECT_POINTING, T_DIRECT_CLAIMING, T_DIRECT_HIDDEN_PAIR, T_NAKED_SINGLE,
  T_DIRECT_HIDDEN_TRIPLET, T_POINTING, T_CLAIMING, T_NAKED_PAIR, T_X_WING, T_HIDDEN_PAIR,
  T_NAKED_TRIPLET, T_SWORDFISH, T_HIDDEN_TRIPLET, T_XY_WING, T_XYZ_WING, T_UR1, T_UR2, T_UR3,
  T_UR4, T_UL1, *_LOOPS, T_NAKED_QUAD, T_JELLYFISH, T_HIDDEN_QUAD, T_BUG1, T_BUG2,
  T_BUG3, T_BUG4, T_APE, T_X_CYCLE, T_Y_CYCLE, T_XY_CYCLE, T_TURBOT, T_FORCING_X_CHAIN,
- T_FORCING_CHAIN) = range(1, len(TECHNIQUES))
+ T_FORCING_CHAIN, T_NISHIO, T_CELL_FC, T_REGION_FC, T_DYN_CONTRADICTION_FC, T_DYN_DOUBLE_FC,
+ T_DYN_CELL_FC, T_DYN_REGION_FC) = range(1, len(TECHNIQUES))
 
 TECH, RATING, PCELL, PDIG, NELIM, INFO, ELIMS = 0, 1, 2, 3, 4, 5, 16
 HINT_SIZE = ELIMS + 729
@@ -111,7 +115,8 @@ def empties(val, h):
 def hidden_single(val, cand, bb, H, E):
     """A digit with one place left in a house: 1.0 when it is the house's last empty cell,
     1.2 in a box, 1.5 in a row or column."""
-    for h in range(27):
+    for k in range(27):
+        h = BOX + k if k < 9 else (COL + k - 9 if k < 18 else ROW + k - 18)  # serate's order
         for d in range(9):
             if count_in(bb, d, h) == 1:
                 pos = positions(cand, h, d)

@@ -13,7 +13,7 @@ from pipeline.sudoku.engine import solve_batch
 
 DATA = Path(__file__).parent / "data"
 EXACT_BELOW = 65  # below the chains, every rating is serate's
-BEYOND_FROM = 75  # the first rating of the techniques not yet there (aligned triplets on)
+BEYOND_FROM = 90  # the first rating of the techniques not yet there (dynamic chains (+) on)
 
 
 def _reference(name: str) -> list[dict]:
@@ -40,9 +40,8 @@ def test_names_and_statuses():
 @pytest.mark.parametrize("name", ["own.csv", "reference.csv"])
 def test_parity_with_serate(name):
     """ER, EP, ED and ER's technique equal serate's wherever serate needed no chain; with
-    the chains, ER equal on at least 90% (measured: all but one of those that need no
-    technique past them, on both files); past them the
-    status is beyond, at a rating serate's ER reaches."""
+    the chains, ER equal on at least 97% (measured: 97.5% of reference.csv, 99.1% of
+    own.csv); past them the status is beyond, at a rating serate's ER reaches."""
     rows = _reference(name)
     result = rate.rate([r["puzzle"] for r in rows])
     chained = equal = 0
@@ -58,7 +57,7 @@ def test_parity_with_serate(name):
             equal += status == "ok" and result.er[i] == er
         if status == "beyond":
             assert BEYOND_FROM <= result.reached[i] <= er, r
-    assert equal >= 0.9 * chained
+    assert equal >= 0.97 * chained
 
 
 @pytest.mark.parametrize("row", [r for r in OWN if _tenths(r["er"]) < EXACT_BELOW][::9],

@@ -1,0 +1,414 @@
+"""Chains that follow an assumption through the whole grid (7.5 and up): serate's Nishio,
+multiple (cell and region) and dynamic forcing chains.
+
+An assumption (a candidate on, or off) starts a run: breadth first, every pending on
+before the next off,
+
+    on  -> off  the digit leaves the cell's peers (box, then row, then column); but for
+                Nishio, the cell's other digits go too
+    off -> on   a cell left with one other digit (not for Nishio); a house (box, row,
+                column) left with one other place for the digit
+
+on the grid as it stands (multiple chains) or as the run's offs have left it (Nishio and
+dynamic chains). A run stops at its first contradiction: a candidate both on and off.
+
+A node's parents are what implied it and, in a run that changes the grid, the offs that
+left its cell or house single. A conclusion's complexity is the number of distinct nodes
+behind it (itself included), summed over its chains; it rates base + serate's increment
+for that many nodes (chains.length_add):
+
+    kind      base  starts                         concludes
+    Nishio    7.5   every candidate, on and off    the opposite of an assumption that
+                                                   contradicts itself
+    multiple  8.0   cells of 3+ candidates: each   what all of a cell's digits imply (cell),
+                    digit on, and each place of    what all places of a digit in a house
+                    the digit in its houses        imply (region)
+    dynamic   8.5   cells of 2+ candidates         the same, contradictions, and what a
+                                                   candidate on and off both imply (double)
+
+The step is the least complex conclusion of the first kind that has one; ties go to the
+kind serate sorts first (double, cell, region, contradiction), then to the first met
+(cells in order; a cell's digits, each with its contradictions, doubles and houses; then
+the cell's own).
+
+Nodes are numbered as in chains.py: (cell * 9 + digit) * 2, + 1 when on.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from pipeline import compiled
+from pipeline.sudoku.rate.board import CELL_HOUSES, HOUSE_CELLS, POP9, lowbit
+from pipeline.sudoku.rate.chains import NODES, length_add
+from pipeline.sudoku.rate.techniques import (
+    ELIMS,
+    INFO,
+    NELIM,
+    PCELL,
+    PDIG,
+    RATING,
+    T_CELL_FC,
+    T_DYN_CELL_FC,
+    T_DYN_CONTRADICTION_FC,
+    T_DYN_DOUBLE_FC,
+    T_DYN_REGION_FC,
+    T_NISHIO,
+    T_REGION_FC,
+    TECH,
+)
+
+NISHIO, MULTIPLE, DYNAMIC = 0, 1, 2
+BASE = np.array([75, 80, 85], np.int64)
+# serate's sort keys of the conclusions, its order among equally complex ones
+DOUBLE, CELL, REGION, CONTRADICTION = 1, 5, 6, 7
+# A run's record lives in a slot: 0-8 the runs from each digit of a cell, on; 9 the run
+# from a candidate off; 10-18 the runs from the other places of a digit in a house.
+OFF_SLOT = 9
+PLACE_SLOT = 10
+SLOTS = 19
+MAXPAR = 10  # a node's parents: what implied it, and up to 8 offs that made it single
+
+# The runs' records and scratch: per slot, pos[node] its place in order (0: not reached),
+# order the nodes in the order reached, count how many, npar/par each node's parents;
+# g the grid as the run leaves it; qon/qoff the pending nodes; mk the nodes one node
+# implies (with their parents); vis/stack/gen for counting ancestors; best the kept
+# conclusion (complexity, sort key, technique, node, two words of info); effort the units.
+Work = namedtuple("Work", "pos order count npar par g qon qoff mk mkn one vis stack gen best "
+                          "effort")
+
+
+@compiled.helper()
+def ancestors(par, npar, slot, root, rpar, nr, vis, gen, stack):
+    """The distinct nodes behind `root` (itself included) whose parents are rpar[:nr]; the
+    rest of the graph is slot's."""
+    vis[root] = gen
+    count = 1
+    top = 0
+    for k in range(nr):
+        q = rpar[k]
+        if vis[q] != gen:
+            vis[q] = gen
+            stack[top] = q
+            top += 1
+    while top > 0:
+        top -= 1
+        n = stack[top]
+        count += 1
+        for k in range(npar[slot, n]):
+            q = par[slot, n, k]
+            if vis[q] != gen:
+                vis[q] = gen
+                stack[top] = q
+                top += 1
+    return count
+
+
+@compiled.helper()
+def behind(W, slot, node):
+    """The distinct nodes behind a node of slot's run, itself included."""
+    par, npar, vis, stack, gen = W.par, W.npar, W.vis, W.stack, W.gen
+    gen[0] += 1
+    return ancestors(par, npar, slot, node, par[slot, node], npar[slot, node], vis, gen[0],
+                     stack)
+
+
+@compiled.helper(inline="always")
+def add(W, slot, node, parents, n):
+    """Record node in slot's run with its parents."""
+    W.order[slot, W.count[slot]] = node
+    W.count[slot] += 1
+    W.pos[slot, node] = W.count[slot]
+    W.npar[slot, node] = n
+    for k in range(n):
+        W.par[slot, node, k] = parents[k]
+
+
+@compiled.helper()
+def run(W, cand, slot, start, dynamic, y):
+    """One run from `start`, recorded in slot; the complexity of the contradiction it
+    stopped at, or -1 when it ran out without one."""
+    pos, order, count, g, qon, qoff, mk, mkn = W.pos, W.order, W.count, W.g, W.qon, W.qoff, \
+        W.mk, W.mkn
+    for k in range(count[slot]):
+        pos[slot, order[slot, k]] = 0
+    count[slot] = 0
+    for c in range(81):
+        g[c] = cand[c]
+    one = W.one
+    add(W, slot, start, one, 0)
+    hon = ton = hoff = toff = 0
+    if start & 1:
+        qon[ton] = start
+        ton += 1
+    else:
+        qoff[toff] = start
+        toff += 1
+    while hon < ton or hoff < toff:
+        if hon < ton:
+            p = qon[hon]
+            hon += 1
+            c = (p >> 1) // 9
+            d = (p >> 1) % 9
+            one[0] = p
+            nq = 0
+            if y:
+                x = g[c] & ~(1 << d)
+                while x:
+                    e = lowbit(x)
+                    x &= x - 1
+                    mk[nq, 0] = (c * 9 + e) << 1
+                    nq += 1
+            bx = CELL_HOUSES[c, 2]
+            for which in (2, 0, 1):
+                h = CELL_HOUSES[c, which]
+                for k in range(9):
+                    o = HOUSE_CELLS[h, k]
+                    if o == c or (which != 2 and CELL_HOUSES[o, 2] == bx):
+                        continue
+                    if (g[o] >> d) & 1:
+                        mk[nq, 0] = (o * 9 + d) << 1
+                        nq += 1
+            for i in range(nq):
+                q = mk[i, 0]
+                if pos[slot, q | 1]:
+                    gen = W.gen
+                    gen[0] += 1
+                    a = ancestors(W.par, W.npar, slot, q, one, 1, W.vis, gen[0], W.stack)
+                    return a + behind(W, slot, q | 1)
+                if not pos[slot, q]:
+                    add(W, slot, q, one, 1)
+                    qoff[toff] = q
+                    toff += 1
+            continue
+        p = qoff[hoff]
+        hoff += 1
+        c = (p >> 1) // 9
+        d = (p >> 1) % 9
+        nq = 0
+        if y and POP9[g[c]] == 2:
+            e = lowbit(g[c] & ~(1 << d))
+            mk[nq, 0] = ((c * 9 + e) << 1) | 1
+            mk[nq, 1] = p
+            n = 1
+            x = cand[c] & ~g[c]
+            while x:
+                v = lowbit(x)
+                x &= x - 1
+                mk[nq, 1 + n] = (c * 9 + v) << 1
+                n += 1
+            mkn[nq] = n
+            nq += 1
+        for which in (2, 0, 1):
+            h = CELL_HOUSES[c, which]
+            other = -1
+            for k in range(9):
+                o = HOUSE_CELLS[h, k]
+                if o != c and (g[o] >> d) & 1:
+                    if other >= 0:
+                        other = -2
+                        break
+                    other = o
+            if other < 0:
+                continue
+            mk[nq, 0] = ((other * 9 + d) << 1) | 1
+            mk[nq, 1] = p
+            n = 1
+            for k in range(9):
+                o = HOUSE_CELLS[h, k]
+                if (cand[o] >> d) & 1 and not (g[o] >> d) & 1:
+                    mk[nq, 1 + n] = (o * 9 + d) << 1
+                    n += 1
+            mkn[nq] = n
+            nq += 1
+        if dynamic:
+            g[c] &= ~(1 << d)
+        for i in range(nq):
+            q = mk[i, 0]
+            if pos[slot, q ^ 1]:
+                gen = W.gen
+                gen[0] += 1
+                a = ancestors(W.par, W.npar, slot, q, mk[i, 1:], mkn[i], W.vis, gen[0],
+                              W.stack)
+                return a + behind(W, slot, q ^ 1)
+            if not pos[slot, q]:
+                add(W, slot, q, mk[i, 1:], mkn[i])
+                qon[ton] = q
+                ton += 1
+    return -1
+
+
+@compiled.helper()
+def consider(W, cx, key, tech, node, cand, info0, info3):
+    """Keep this conclusion (node on: place it; off: remove it) when it goes before the one
+    kept: less complex, or as complex and of a kind sorted first."""
+    if cx > W.best[0] or (cx == W.best[0] and key >= W.best[1]):
+        return
+    c = (node >> 1) // 9
+    d = (node >> 1) % 9
+    if (node & 1) and cand[c] == (1 << d):
+        return  # nothing to remove: serate does not count it
+    W.best[0] = cx
+    W.best[1] = key
+    W.best[2] = tech
+    W.best[3] = node
+    W.best[4] = info0
+    W.best[5] = info3
+
+
+@compiled.helper()
+def houses(W, val, cand, c, d, mode):
+    """The region chains of digit d in the houses where cell c is its first place."""
+    dynamic = mode != MULTIPLE
+    tech = T_DYN_REGION_FC if dynamic else T_REGION_FC
+    for which in (2, 0, 1):
+        h = CELL_HOUSES[c, which]
+        n = 0
+        first = -1
+        for k in range(9):
+            o = HOUSE_CELLS[h, k]
+            if (cand[o] >> d) & 1:
+                if first < 0:
+                    first = o
+                n += 1
+        if n < 2 or first != c:
+            continue
+        slots = 1
+        for k in range(9):
+            o = HOUSE_CELLS[h, k]
+            if o != c and (cand[o] >> d) & 1:
+                W.effort[0] += 1
+                run(W, cand, PLACE_SLOT + slots - 1, ((o * 9 + d) << 1) | 1, dynamic, True)
+                slots += 1
+        for on in (1, 0):
+            for i in range(W.count[d]):
+                q = W.order[d, i]
+                if (q & 1) != on:
+                    continue
+                everywhere = True
+                for s in range(slots - 1):
+                    if not W.pos[PLACE_SLOT + s, q]:
+                        everywhere = False
+                        break
+                if not everywhere:
+                    continue
+                cx = behind(W, d, q)
+                for s in range(slots - 1):
+                    cx += behind(W, PLACE_SLOT + s, q)
+                consider(W, cx, REGION, tech, q, cand, c * 10 + d + 1, h)
+
+
+@compiled.helper()
+def chains_of(W, val, cand, mode):
+    """The least complex conclusion of this kind of chains, into W.best."""
+    dynamic = mode != MULTIPLE
+    y = mode != NISHIO
+    W.best[0] = 1 << 40
+    W.best[1] = 0
+    for c in range(81):
+        if val[c] != 0:
+            continue
+        card = POP9[cand[c]]
+        if card < 2 or (mode == MULTIPLE and card < 3):
+            continue
+        first = -1
+        x = cand[c]
+        while x:
+            d = lowbit(x)
+            x &= x - 1
+            if first < 0:
+                first = d
+            on = ((c * 9 + d) << 1) | 1
+            W.effort[0] += 1
+            cx = run(W, cand, d, on, dynamic, y)
+            if mode == MULTIPLE:
+                houses(W, val, cand, c, d, mode)
+                continue
+            tech = T_NISHIO if mode == NISHIO else T_DYN_CONTRADICTION_FC
+            if cx >= 0:
+                consider(W, cx, CONTRADICTION, tech, on ^ 1, cand, c * 10 + d + 1, 0)
+            W.effort[0] += 1
+            cx = run(W, cand, OFF_SLOT, on ^ 1, dynamic, y)
+            if cx >= 0:
+                consider(W, cx, CONTRADICTION, tech, on, cand, c * 10 + d + 1, 0)
+            if mode == NISHIO:
+                continue
+            if card >= 3:
+                for want in (1, 0):
+                    for i in range(W.count[d]):
+                        q = W.order[d, i]
+                        if (q & 1) == want and W.pos[OFF_SLOT, q]:
+                            cx = behind(W, d, q) + behind(W, OFF_SLOT, q)
+                            consider(W, cx, DOUBLE, T_DYN_DOUBLE_FC, q, cand, c * 10 + d + 1, 0)
+            houses(W, val, cand, c, d, mode)
+        if mode == NISHIO:
+            continue
+        tech = T_DYN_CELL_FC if dynamic else T_CELL_FC
+        for want in (1, 0):
+            for i in range(W.count[first]):
+                q = W.order[first, i]
+                if (q & 1) != want:
+                    continue
+                everywhere = True
+                x = cand[c] & ~(1 << first)
+                while x:
+                    d = lowbit(x)
+                    x &= x - 1
+                    if not W.pos[d, q]:
+                        everywhere = False
+                        break
+                if not everywhere:
+                    continue
+                cx = 0
+                x = cand[c]
+                while x:
+                    d = lowbit(x)
+                    x &= x - 1
+                    cx += behind(W, d, q)
+                consider(W, cx, CELL, tech, q, cand, c * 10, 0)
+    return W.best[0] < (1 << 40)
+
+
+@compiled.helper()
+def offer_best(W, cand, H, mode):
+    """Write the kept conclusion into H as the step."""
+    cx = W.best[0]
+    node = W.best[3]
+    c = (node >> 1) // 9
+    d = (node >> 1) % 9
+    H[TECH] = W.best[2]
+    H[RATING] = BASE[mode] + length_add(cx)
+    H[PCELL] = -1
+    H[PDIG] = 0
+    ne = 0
+    if node & 1:
+        H[PCELL] = c
+        H[PDIG] = d + 1
+    else:
+        H[ELIMS] = c * 10 + d + 1
+        ne = 1
+    H[NELIM] = ne
+    H[INFO] = W.best[4]
+    H[INFO + 1] = W.best[1]
+    H[INFO + 2] = cx
+    H[INFO + 3] = W.best[5]
+
+
+@compiled.helper()
+def assumptions(val, cand, H, effort):
+    """The step of the first of Nishio, multiple and dynamic chains that has one, in H;
+    False when none does."""
+    W = Work(np.zeros((SLOTS, NODES), np.int32), np.zeros((SLOTS, NODES), np.int16),
+             np.zeros(SLOTS, np.int64), np.zeros((SLOTS, NODES), np.int8),
+             np.zeros((SLOTS, NODES, MAXPAR), np.int16), np.zeros(81, np.int64),
+             np.zeros(NODES, np.int64), np.zeros(NODES, np.int64),
+             np.zeros((32, MAXPAR + 1), np.int64), np.zeros(32, np.int64),
+             np.zeros(1, np.int64), np.zeros(NODES, np.int64), np.zeros(NODES, np.int64),
+             np.zeros(1, np.int64), np.zeros(6, np.int64), effort)
+    for mode in (NISHIO, MULTIPLE, DYNAMIC):
+        if chains_of(W, val, cand, mode):
+            offer_best(W, cand, H, mode)
+            return True
+    return False
