@@ -173,6 +173,30 @@ _CHAINS = ("Bidirectional X-Cycle", "Bidirectional Y-Cycle", "Bidirectional Cycl
            "Turbot Fish", "Forcing X-Chain", "Forcing Chain")
 
 
+_ASSUMING = ("Nishio Forcing Chains", "Cell Forcing Chains", "Region Forcing Chains",
+             "Dynamic Contradiction Forcing Chains", "Dynamic Double Forcing Chains",
+             "Dynamic Cell Forcing Chains", "Dynamic Region Forcing Chains")
+
+
+def _assuming(name: str, info, placements, eliminations) -> str:
+    """Serate's text of a chain from an assumption (rate/dynamic.py's info): Nishio and
+    contradiction, `r7c9.7 on ==> r5c5.7 both on & off`; double, `r1c5.1 on & off ==>
+    r1c5.7 off`; cell, `r3c2 ==> r5c3.2 off`; region, `9 in row ==> r5c8.7 off`."""
+    start, kind, _, where = (int(x) for x in info[:4])
+    (c, d), = placements or eliminations
+    result = f"{_cell(c)}.{d} {'on' if placements else 'off'}"
+    source = f"{_cell(start // 10)}.{start % 10}"
+    if kind == 7:  # a contradiction: the source is the opposite of the result
+        said = "Nishio Forcing Chain" if name.startswith("Nishio") else "Contradiction Forcing Chain"
+        return (f"{said}: {source} {'off' if placements else 'on'} ==> "
+                f"{_cell(where // 10)}.{where % 10} both on & off")
+    if kind == 1:
+        return f"Double Forcing Chain: {source} on & off ==> {result}"
+    if kind == 5:
+        return f"Cell Forcing Chains: {_cell(start // 10)} ==> {result}"
+    return f"Region Forcing Chains: {start % 10} in {_HOUSE[where // 9]} ==> {result}"
+
+
 def _text(tech: int, info, placements, eliminations) -> str:
     """The step's short description, after serate's where the step's record has what it
     says (singles, wings, forcing chains), else the technique and what it removes."""
@@ -189,6 +213,8 @@ def _text(tech: int, info, placements, eliminations) -> str:
     if name in _CHAINS[3:]:
         (c, d), = placements or eliminations
         return f"{name}: {_cell(c)}.{d} {'on' if placements else 'off'}"
+    if name in _ASSUMING:
+        return _assuming(name, info, placements, eliminations)
     if placements:
         (c, d), = placements
         return f"{name}: {_cell(c)}: {d}"

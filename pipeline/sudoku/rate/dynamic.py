@@ -75,9 +75,10 @@ MAXPAR = 10  # a node's parents: what implied it, and up to 8 offs that made it 
 # order the nodes in the order reached, count how many, npar/par each node's parents;
 # g the grid as the run leaves it; qon/qoff the pending nodes; mk the nodes one node
 # implies (with their parents); vis/stack/gen for counting ancestors; best the kept
-# conclusion (complexity, sort key, technique, node, two words of info); effort the units.
+# conclusion (complexity, sort key, technique, node, two words of info); hit the candidate
+# a run's contradiction was on (cell * 10 + digit); effort the units.
 Work = namedtuple("Work", "pos order count npar par g qon qoff mk mkn one vis stack gen best "
-                          "effort")
+                          "hit effort")
 
 
 @compiled.helper()
@@ -174,6 +175,7 @@ def run(W, cand, slot, start, dynamic, y):
             for i in range(nq):
                 q = mk[i, 0]
                 if pos[slot, q | 1]:
+                    W.hit[0] = (q >> 1) // 9 * 10 + (q >> 1) % 9 + 1
                     gen = W.gen
                     gen[0] += 1
                     a = ancestors(W.par, W.npar, slot, q, one, 1, W.vis, gen[0], W.stack)
@@ -228,6 +230,7 @@ def run(W, cand, slot, start, dynamic, y):
         for i in range(nq):
             q = mk[i, 0]
             if pos[slot, q ^ 1]:
+                W.hit[0] = (q >> 1) // 9 * 10 + (q >> 1) % 9 + 1
                 gen = W.gen
                 gen[0] += 1
                 a = ancestors(W.par, W.npar, slot, q, mk[i, 1:], mkn[i], W.vis, gen[0],
@@ -328,11 +331,11 @@ def chains_of(W, val, cand, mode):
                 continue
             tech = T_NISHIO if mode == NISHIO else T_DYN_CONTRADICTION_FC
             if cx >= 0:
-                consider(W, cx, CONTRADICTION, tech, on ^ 1, cand, c * 10 + d + 1, 0)
+                consider(W, cx, CONTRADICTION, tech, on ^ 1, cand, c * 10 + d + 1, W.hit[0])
             W.effort[0] += 1
             cx = run(W, cand, OFF_SLOT, on ^ 1, dynamic, y)
             if cx >= 0:
-                consider(W, cx, CONTRADICTION, tech, on, cand, c * 10 + d + 1, 0)
+                consider(W, cx, CONTRADICTION, tech, on, cand, c * 10 + d + 1, W.hit[0])
             if mode == NISHIO:
                 continue
             if card >= 3:
@@ -390,6 +393,9 @@ def offer_best(W, cand, H, mode):
         H[ELIMS] = c * 10 + d + 1
         ne = 1
     H[NELIM] = ne
+    # the step's text (rate/__init__.py): where it starts (cell * 10 + digit, or cell * 10
+    # for a cell's), its kind (sort key), its complexity, and the house of a region's or the
+    # candidate a contradiction is on
     H[INFO] = W.best[4]
     H[INFO + 1] = W.best[1]
     H[INFO + 2] = cx
@@ -406,7 +412,7 @@ def assumptions(val, cand, H, effort):
              np.zeros(NODES, np.int64), np.zeros(NODES, np.int64),
              np.zeros((32, MAXPAR + 1), np.int64), np.zeros(32, np.int64),
              np.zeros(1, np.int64), np.zeros(NODES, np.int64), np.zeros(NODES, np.int64),
-             np.zeros(1, np.int64), np.zeros(6, np.int64), effort)
+             np.zeros(1, np.int64), np.zeros(6, np.int64), np.zeros(1, np.int64), effort)
     for mode in (NISHIO, MULTIPLE, DYNAMIC):
         if chains_of(W, val, cand, mode):
             offer_best(W, cand, H, mode)

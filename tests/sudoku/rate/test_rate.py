@@ -111,3 +111,30 @@ def test_batch_equals_one_by_one():
         one = rate.rate([p])
         assert (one.er[0], one.ep[0], one.ed[0], one.steps[0]) == (
             batch.er[i], batch.ep[i], batch.ed[i], batch.steps[i])
+
+
+ASSUMING = ("Nishio Forcing Chain:", "Cell Forcing Chains:", "Region Forcing Chains:",
+            "Contradiction Forcing Chain:", "Double Forcing Chain:")
+
+
+def _paths() -> list[dict]:
+    import json
+
+    return [json.loads(line) for line in (DATA / "paths.jsonl").read_text().splitlines()]
+
+
+@pytest.mark.parametrize("recorded", [p for p in _paths()
+                                      if any(t.startswith(ASSUMING) for _, t in p["steps"])],
+                         ids=lambda p: p["puzzle"][:12])
+def test_first_chain_from_an_assumption_is_serates(recorded):
+    """The first step that assumes a candidate (Nishio, cell, region, contradiction or
+    double forcing chains) is serate's recorded one: the same rating, start, kind and
+    conclusion, text for text; past the techniques we have, the rating stops there."""
+    theirs = next((r, t) for r, t in recorded["steps"] if t.startswith(ASSUMING))
+    steps = rate.path(recorded["puzzle"])
+    ours = next(((s.rating, s.text) for s in steps if s.text.startswith(ASSUMING)), None)
+    if ours is None:
+        assert theirs[0] >= BEYOND_FROM / 10
+        assert rate.STATUS_NAMES[rate.rate([recorded["puzzle"]]).status[0]] == "beyond"
+    else:
+        assert ours == (theirs[0], theirs[1])
