@@ -82,9 +82,10 @@ Work = namedtuple("Work", "pos order count npar par g qon qoff mk mkn one vis st
 
 
 @compiled.helper()
-def ancestors(par, npar, slot, root, rpar, nr, vis, gen, stack):
+def ancestors(par, npar, slot, root, rpar, nr, vis, gen, stack, cap):
     """The distinct nodes behind `root` (itself included) whose parents are rpar[:nr]; the
-    rest of the graph is slot's."""
+    rest of the graph is slot's. Counting stops past `cap` (a conclusion that complex is
+    not wanted)."""
     vis[root] = gen
     count = 1
     top = 0
@@ -98,6 +99,8 @@ def ancestors(par, npar, slot, root, rpar, nr, vis, gen, stack):
         top -= 1
         n = stack[top]
         count += 1
+        if count > cap:
+            return count
         for k in range(npar[slot, n]):
             q = par[slot, n, k]
             if vis[q] != gen:
@@ -108,12 +111,13 @@ def ancestors(par, npar, slot, root, rpar, nr, vis, gen, stack):
 
 
 @compiled.helper()
-def behind(W, slot, node):
-    """The distinct nodes behind a node of slot's run, itself included."""
+def behind(W, slot, node, cap):
+    """The distinct nodes behind a node of slot's run, itself included (counted up to
+    past cap)."""
     par, npar, vis, stack, gen = W.par, W.npar, W.vis, W.stack, W.gen
     gen[0] += 1
     return ancestors(par, npar, slot, node, par[slot, node], npar[slot, node], vis, gen[0],
-                     stack)
+                     stack, cap)
 
 
 @compiled.helper(inline="always")
@@ -178,8 +182,9 @@ def run(W, cand, slot, start, dynamic, y):
                     W.hit[0] = (q >> 1) // 9 * 10 + (q >> 1) % 9 + 1
                     gen = W.gen
                     gen[0] += 1
-                    a = ancestors(W.par, W.npar, slot, q, one, 1, W.vis, gen[0], W.stack)
-                    return a + behind(W, slot, q | 1)
+                    a = ancestors(W.par, W.npar, slot, q, one, 1, W.vis, gen[0], W.stack,
+                                  NODES)
+                    return a + behind(W, slot, q | 1, NODES)
                 if not pos[slot, q]:
                     add(W, slot, q, one, 1)
                     qoff[toff] = q
@@ -234,8 +239,8 @@ def run(W, cand, slot, start, dynamic, y):
                 gen = W.gen
                 gen[0] += 1
                 a = ancestors(W.par, W.npar, slot, q, mk[i, 1:], mkn[i], W.vis, gen[0],
-                              W.stack)
-                return a + behind(W, slot, q ^ 1)
+                              W.stack, NODES)
+                return a + behind(W, slot, q ^ 1, NODES)
             if not pos[slot, q]:
                 add(W, slot, q, mk[i, 1:], mkn[i])
                 qon[ton] = q
@@ -297,9 +302,11 @@ def houses(W, val, cand, c, d, mode):
                         break
                 if not everywhere:
                     continue
-                cx = behind(W, d, q)
+                cx = behind(W, d, q, W.best[0])
                 for s in range(slots - 1):
-                    cx += behind(W, PLACE_SLOT + s, q)
+                    if cx > W.best[0]:
+                        break
+                    cx += behind(W, PLACE_SLOT + s, q, W.best[0] - cx)
                 consider(W, cx, REGION, tech, q, cand, c * 10 + d + 1, h)
 
 
@@ -343,7 +350,9 @@ def chains_of(W, val, cand, mode):
                     for i in range(W.count[d]):
                         q = W.order[d, i]
                         if (q & 1) == want and W.pos[OFF_SLOT, q]:
-                            cx = behind(W, d, q) + behind(W, OFF_SLOT, q)
+                            cx = behind(W, d, q, W.best[0])
+                            if cx <= W.best[0]:
+                                cx += behind(W, OFF_SLOT, q, W.best[0] - cx)
                             consider(W, cx, DOUBLE, T_DYN_DOUBLE_FC, q, cand, c * 10 + d + 1, 0)
             houses(W, val, cand, c, d, mode)
         if mode == NISHIO:
@@ -369,7 +378,8 @@ def chains_of(W, val, cand, mode):
                 while x:
                     d = lowbit(x)
                     x &= x - 1
-                    cx += behind(W, d, q)
+                    if cx <= W.best[0]:
+                        cx += behind(W, d, q, W.best[0] - cx)
                 consider(W, cx, CELL, tech, q, cand, c * 10, 0)
     return W.best[0] < (1 << 40)
 
