@@ -164,15 +164,14 @@ def intersections(cand, bb, H, E, direct):
     2.6) and claiming (a line's in one box: out of the rest of the box, 2.8). `direct`: only
     those that leave a hidden single, which is placed instead (direct pointing 1.7)."""
     gone = np.zeros(3, np.int64)
-    for kind in range(2):  # 0: pointing (box -> line), 1: claiming (line -> box)
+    # serate's order: box -> column, box -> row, column -> box, row -> box; digits, houses
+    for way in range(4):
+        kind = 0 if way < 2 else 1  # 0: pointing (box -> line), 1: claiming (line -> box)
         if direct and kind == 1:
             break  # serate 1.2.1 has no direct claiming
         for d in range(9):
-            for h0 in range(27):
-                if kind == 0 and h0 < BOX:
-                    continue
-                if kind == 1 and h0 >= BOX:
-                    continue
+            for i in range(9):
+                h0 = BOX + i if kind == 0 else (COL + i if way == 2 else ROW + i)
                 if count_in(bb, d, h0) < 2:
                     continue
                 # the other house holding all of h0's candidates of d
@@ -184,7 +183,8 @@ def intersections(cand, bb, H, E, direct):
                         break
                 for t in range(3):
                     h1 = CELL_HOUSES[first, t]
-                    if h1 == h0 or (kind == 0 and h1 >= BOX) or (kind == 1 and h1 < BOX):
+                    if h1 == h0 or (way == 0 and not COL <= h1 < BOX) or (
+                            way == 1 and h1 >= COL) or (kind == 1 and h1 < BOX):
                         continue
                     inside = True
                     ne = 0

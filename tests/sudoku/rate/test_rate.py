@@ -138,3 +138,36 @@ def test_first_chain_from_an_assumption_is_serates(recorded):
         assert rate.STATUS_NAMES[rate.rate([recorded["puzzle"]]).status[0]] == "beyond"
     else:
         assert ours == (theirs[0], theirs[1])
+
+
+# the steps whose text we write as serate does, naming the instance taken
+SERATES_TEXT = ("Hidden Single", "Naked Single", "XY-Wing", "XYZ-Wing", "Forcing Chain",
+                "Forcing X-Chain", "Turbot Fish", "Bidirectional", *(a[:-1] for a in ASSUMING))
+
+
+def test_the_paths_are_serates_where_its_choice_shows():
+    """Every recorded serate path, step by step: the same rating and technique, and where
+    the text names the instance (singles, wings, chains), the same text. A step whose
+    instance our text does not name (pointing, subsets, fish, ...) may have been another of
+    equals, so past one the paths may part; before one they may not, except where serate
+    goes on with a technique past ours (9.0 and up). Measured: 2,467 steps agree, 24 of the
+    60 paths whole."""
+    agreed = whole = 0
+    for recorded in _paths():
+        ours = rate.path(recorded["puzzle"])
+        unseen = False
+        for k, (rating, text) in enumerate(recorded["steps"]):
+            name = text.split(":")[0]
+            step = ours[k] if k < len(ours) else None
+            if step is None and rating >= BEYOND_FROM / 10:
+                break
+            same = step is not None and (step.rating, step.text.split(":")[0]) == (
+                rating, name) and (not name.startswith(SERATES_TEXT) or step.text == text)
+            if not same:
+                assert unseen, (recorded["puzzle"], k, step, (rating, text))
+                break
+            unseen |= not name.startswith(SERATES_TEXT)
+            agreed += 1
+        else:
+            whole += 1
+    assert agreed >= 2400 and whole >= 20
