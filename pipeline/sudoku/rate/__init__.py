@@ -36,9 +36,10 @@ __all__ = ["DEFAULT_BUDGET", "STATUS_NAMES", "TECHNIQUES", "RateResult", "Step",
            "rate", "rate_grids"]
 
 # Effort units (path.py: one producer's scan of the grid, or one chain search from one
-# candidate). A step without chains takes at most about 20, one with chains up to about
-# 3 000 (two searches per candidate and kind); 300 puzzles of SER 6.6-7.2 of the
-# sudoku-exchange bank all fit in 20 000 (5 000 cuts 40): the default leaves ten times that.
+# candidate). A step without chains takes at most about 20, one with forcing chains up to
+# about 3 000, one with dynamic chains (each candidate on and off, and each place of a digit
+# in its houses) a few thousand more; the held-out top1465 puzzles (SER up to 9.x) all fit
+# in 100 000 (50 000 cuts 15 of 146): the default leaves twice that.
 DEFAULT_BUDGET = 200_000
 
 
