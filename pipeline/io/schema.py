@@ -166,12 +166,11 @@ def trace_table(spans: list[tuple[str, int, int]], steps: dict[int, list]) -> pa
 
     from pipeline.sudoku.grid import eliminations_text, placements_text
 
-    where = []  # (source, row) of each row of the part
-    for source, first, n in spans:
-        where += [(source, first + k) for k in range(n)]
+    starts = np.cumsum([0] + [n for _, _, n in spans])  # each span's first row in the part
     cols: dict[str, list] = {f.name: [] for f in trace_schema()}
     for i in sorted(steps):
-        source, row = where[i]
+        span = int(np.searchsorted(starts, i, side="right")) - 1
+        source, row = spans[span][0], spans[span][1] + i - int(starts[span])
         for k, s in enumerate(steps[i]):
             cols["source"].append(source)
             cols["row"].append(row)

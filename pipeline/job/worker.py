@@ -346,13 +346,14 @@ def _rate(grids: np.ndarray, outcome, budget: int, offsets, data, trace: bool = 
     ok_code = rate.STATUS_NAMES.index("ok")
     for at in range(0, len(todo), RATE_STEP):
         rows = todo[at:at + RATE_STEP]
-        got = rate.rate_grids(grids[rows], solutions[rows], budget)
+        got = rate.rate_grids(grids[rows], solutions[rows], budget, paths=trace)
         ok = got.status == ok_code
         done = rows[ok]
         er[done], ep[done], ed[done] = got.er[ok], got.ep[ok], got.ed[ok]
         tech[done], steps[done] = got.technique[ok], got.steps[ok]
-        if trace:
-            paths.update((i, rate.path(grids[i], budget)) for i in done.tolist())
+        if trace:  # the steps of the same rating
+            paths.update((i, got.paths[k]) for k, i in zip(np.flatnonzero(ok).tolist(),
+                                                             done.tolist(), strict=True))
         for k in np.flatnonzero(~ok).tolist():  # the few not rated: why, in words
             i, status, reached = int(rows[k]), rate.STATUS_NAMES[got.status[k]], got.reached[k]
             if status == "budget":

@@ -111,8 +111,8 @@ def explain_one(puzzle: np.ndarray, board: int | None, fmt: str, budget: int) ->
         else:
             click.echo(f"{text}: {status.label}: {reason}")
         return 1
-    got = rate.rate_grids(puzzle[None, :], outcome.solutions[:1], budget)
-    steps = rate.path(puzzle, budget)
+    got = rate.rate_grids(puzzle[None, :], outcome.solutions[:1], budget, paths=True)
+    steps = got.paths[0]
     rated = rate.STATUS_NAMES[got.status[0]]
     er, ep, ed = (float(x[0]) / 10 for x in (got.er, got.ep, got.ed))
 

@@ -4,7 +4,8 @@
     techniques  the techniques, each a finder of its easiest hint
     path        the step loop (serate's rules for ER, EP, ED) and the compiled batch kernel
 
-    rate_grids(puzzles, solutions)  -> RateResult (ratings in tenths: 72 = 7.2)
+    rate_grids(puzzles, solutions)  -> RateResult (ratings in tenths: 72 = 7.2; with
+                                       paths=True, each puzzle's steps too)
     rate(puzzles)                   -> the same, the puzzles solved by the engine first
     path(puzzle)                    -> list[Step], the steps the rating took
 """
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pipeline.sudoku.grid import square_name
 from pipeline.sudoku.rate.path import (
     ED,
     EP,
@@ -48,8 +50,9 @@ class RateResult:
     """Per puzzle: ER, EP, ED in tenths (0 unless ok), the technique that set ER, the
     path's length, the status (index into STATUS_NAMES) and `reached`: with `budget`, the
     hardest step taken before the budget ran out; with `beyond`, the rating from which the
-    techniques we lack start (7.5: aligned triplet exclusion, Nishio and the harder
-    chains), or the hardest step taken if that is more: serate's ER is at least that."""
+    techniques we lack start (9.0: dynamic chains (+) and nested chains), or the hardest
+    step taken if that is more: serate's ER is at least that. `paths` (when asked for):
+    each puzzle's steps, as far as they went."""
 
     er: np.ndarray
     ep: np.ndarray
@@ -58,6 +61,7 @@ class RateResult:
     steps: np.ndarray
     status: np.ndarray
     reached: np.ndarray
+    paths: list[list[Step]] | None = None
 
     def __len__(self) -> int:
         return len(self.status)
@@ -89,16 +93,46 @@ def _as_grids(puzzles) -> np.ndarray:
     return np.array(rows, np.uint8).reshape(-1, 81)
 
 
+RECORD_STEP = 256  # puzzles whose paths are recorded at a time (26 KB of records each)
+
+
 def _run(puzzles: np.ndarray, solutions: np.ndarray, budget: int, record: bool):
-    out = np.zeros((len(puzzles), 7), np.int32)
-    t_step = np.zeros((MAX_STEPS if record else 0, 7), np.int32)
-    t_event = np.zeros(MAX_EVENTS if record else 0, np.int32)
-    if len(puzzles):
-        rate_all(puzzles, solutions, int(budget), out, t_step, t_event)
-    return out, t_step, t_event
+    """The kernel's result rows, and with `record` each puzzle's steps."""
+    n = len(puzzles)
+    out = np.zeros((n, 7), np.int32)
+    if not record:
+        if n:
+            rate_all(puzzles, solutions, int(budget), out, np.zeros((0, 0, 7), np.int32),
+                     np.zeros((0, 0), np.int32))
+        return out, None
+    paths = []
+    for at in range(0, n, RECORD_STEP):
+        k = min(RECORD_STEP, n - at)
+        t_step = np.zeros((k, MAX_STEPS, 7), np.int32)
+        t_event = np.zeros((k, MAX_EVENTS), np.int32)
+        rate_all(puzzles[at:at + k], solutions[at:at + k], int(budget), out[at:at + k],
+                 t_step, t_event)
+        paths += [_steps(t_step[i], t_event[i], int(out[at + i, STEPS])) for i in range(k)]
+    return out, paths
 
 
-def _result(out: np.ndarray) -> RateResult:
+def _steps(t_step: np.ndarray, t_event: np.ndarray, n: int) -> list[Step]:
+    """One puzzle's recorded steps (path.py's records) as Steps."""
+    steps = []
+    start = 0
+    for k in range(n):
+        tech, rating, end = (int(x) for x in t_step[k, :3])
+        events = t_event[start:end].tolist()
+        start = end
+        placements = tuple(((e - 1000) // 10, e % 10) for e in events if e >= 1000)
+        eliminations = tuple((e // 10, e % 10) for e in events if e < 1000)
+        steps.append(Step(rating / 10, TECHNIQUES[tech],
+                          _text(tech, t_step[k, 3:], placements, eliminations),
+                          placements, eliminations))
+    return steps
+
+
+def _result(out: np.ndarray, paths: list | None = None) -> RateResult:
     ok = out[:, STATUS] == 0
     return RateResult(
         er=np.where(ok, out[:, ER], 0).astype(np.int16),
@@ -108,18 +142,19 @@ def _result(out: np.ndarray) -> RateResult:
         steps=out[:, STEPS].astype(np.int32),
         status=out[:, STATUS].astype(np.uint8),
         reached=out[:, REACHED].astype(np.int16),
+        paths=paths,
     )
 
 
 def rate_grids(puzzles: np.ndarray, solutions: np.ndarray,
-               budget: int = DEFAULT_BUDGET) -> RateResult:
-    """Rate puzzles (u1[n, 81], 0 = blank) given their solutions (u1[n, 81])."""
+               budget: int = DEFAULT_BUDGET, paths: bool = False) -> RateResult:
+    """Rate puzzles (u1[n, 81], 0 = blank) given their solutions (u1[n, 81]); with
+    `paths`, each one's steps as well (from the same rating)."""
     p = np.ascontiguousarray(puzzles, dtype=np.uint8)
     s = np.ascontiguousarray(solutions, dtype=np.uint8)
     if p.ndim != 2 or p.shape[1] != 81 or p.shape != s.shape:
         raise ValueError(f"expected two (n, 81) arrays, got {p.shape} and {s.shape}")
-    out, _, _ = _run(p, s, budget, False)
-    return _result(out)
+    return _result(*_run(p, s, budget, paths))
 
 
 def _solved(grids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -150,23 +185,7 @@ def path(puzzle: str | np.ndarray, budget: int = DEFAULT_BUDGET) -> list[Step]:
     sols, unique = _solved(grids)
     if not unique[0]:
         return []
-    out, t_step, t_event = _run(grids, sols, budget, True)
-    steps = []
-    start = 0
-    for k in range(int(out[0, STEPS])):
-        tech, rating, end = (int(x) for x in t_step[k, :3])
-        events = [int(e) for e in t_event[start:end]]
-        start = end
-        placements = tuple(((e - 1000) // 10, e % 10) for e in events if e >= 1000)
-        eliminations = tuple((e // 10, e % 10) for e in events if e < 1000)
-        steps.append(Step(rating / 10, TECHNIQUES[tech],
-                          _text(tech, t_step[k, 3:], placements, eliminations),
-                          placements, eliminations))
-    return steps
-
-
-def _cell(c: int) -> str:
-    return f"r{c // 9 + 1}c{c % 9 + 1}"
+    return _run(grids, sols, budget, True)[1][0]
 
 
 _HOUSE = ("row", "column", "block")
@@ -185,16 +204,16 @@ def _assuming(name: str, info, placements, eliminations) -> str:
     r1c5.7 off`; cell, `r3c2 ==> r5c3.2 off`; region, `9 in row ==> r5c8.7 off`."""
     start, kind, _, where = (int(x) for x in info[:4])
     (c, d), = placements or eliminations
-    result = f"{_cell(c)}.{d} {'on' if placements else 'off'}"
-    source = f"{_cell(start // 10)}.{start % 10}"
+    result = f"{square_name(c)}.{d} {'on' if placements else 'off'}"
+    source = f"{square_name(start // 10)}.{start % 10}"
     if kind == 7:  # a contradiction: the source is the opposite of the result
         said = "Nishio Forcing Chain" if name.startswith("Nishio") else "Contradiction Forcing Chain"
         return (f"{said}: {source} {'off' if placements else 'on'} ==> "
-                f"{_cell(where // 10)}.{where % 10} both on & off")
+                f"{square_name(where // 10)}.{where % 10} both on & off")
     if kind == 1:
         return f"Double Forcing Chain: {source} on & off ==> {result}"
     if kind == 5:
-        return f"Cell Forcing Chains: {_cell(start // 10)} ==> {result}"
+        return f"Cell Forcing Chains: {square_name(start // 10)} ==> {result}"
     return f"Region Forcing Chains: {start % 10} in {_HOUSE[where // 9]} ==> {result}"
 
 
@@ -204,20 +223,20 @@ def _text(tech: int, info, placements, eliminations) -> str:
     name = TECHNIQUES[tech]
     if name == "Hidden Single":
         (c, d), = placements
-        return f"{name}: {_cell(c)}: {d} in {_HOUSE[int(info[0]) // 9]}"
+        return f"{name}: {square_name(c)}: {d} in {_HOUSE[int(info[0]) // 9]}"
     if name == "Naked Single":
         (c, d), = placements
-        return f"{name}: {_cell(c)}: {d}"
+        return f"{name}: {square_name(c)}: {d}"
     if name in ("XY-Wing", "XYZ-Wing"):
-        cells = ",".join(_cell(int(c)) for c in info[:3])
+        cells = ",".join(square_name(int(c)) for c in info[:3])
         return f"{name}: Cells {cells} on value {int(info[3])}"
     if name in _CHAINS[3:]:
         (c, d), = placements or eliminations
-        return f"{name}: {_cell(c)}.{d} {'on' if placements else 'off'}"
+        return f"{name}: {square_name(c)}.{d} {'on' if placements else 'off'}"
     if name in _ASSUMING:
         return _assuming(name, info, placements, eliminations)
     if placements:
         (c, d), = placements
-        return f"{name}: {_cell(c)}: {d}"
-    gone = ",".join(f"{_cell(c)}.{d}" for c, d in eliminations)
+        return f"{name}: {square_name(c)}: {d}"
+    gone = ",".join(f"{square_name(c)}.{d}" for c, d in eliminations)
     return f"{name}: {gone} off"

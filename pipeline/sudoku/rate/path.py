@@ -194,11 +194,11 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch
     out[STATUS] = OK
 
 
-@compiled.kernel("(readonly u1[:, ::1], readonly u1[:, ::1], i8, i4[:, ::1], i4[:, ::1], "
-                 "i4[::1]) -> void")
+@compiled.kernel("(readonly u1[:, ::1], readonly u1[:, ::1], i8, i4[:, ::1], i4[:, :, ::1], "
+                 "i4[:, ::1]) -> void")
 def rate_all(puzzles, solutions, budget, out, t_step, t_event):
     """Rate each puzzle into its row of out (ER, EP, ED, technique, steps, status,
-    reached); with one puzzle and room in t_step, its path too."""
+    reached); when t_step has a row per puzzle (t_event too), its path into it."""
     val = np.zeros(81, np.int8)
     cand = np.zeros(81, np.int64)
     bb = np.zeros((9, 3), np.int64)
@@ -209,10 +209,16 @@ def rate_all(puzzles, solutions, budget, out, t_step, t_event):
     # generations restart with each puzzle, so int32 holds them (one a search: the budget)
     scratch = np.zeros((6, NODES + 1), np.int32)
     links = np.zeros((NODES, 30), np.int16)  # the chains' links (chains.build_links)
-    record = puzzles.shape[0] == 1 and t_step.shape[0] > 0
+    record = t_step.shape[0] == puzzles.shape[0] and t_step.shape[1] > 0
+    no_steps = np.zeros((0, 7), np.int32)
+    no_events = np.zeros(0, np.int32)
     for i in range(puzzles.shape[0]):
-        rate_one(puzzles[i], solutions[i], budget, out[i], val, cand, bb, H, E, effort,
-                 scratch, links, t_step, t_event, record)
+        if record:
+            rate_one(puzzles[i], solutions[i], budget, out[i], val, cand, bb, H, E, effort,
+                     scratch, links, t_step[i], t_event[i], True)
+        else:
+            rate_one(puzzles[i], solutions[i], budget, out[i], val, cand, bb, H, E, effort,
+                     scratch, links, no_steps, no_events, False)
 
 
 @compiled.kernel("(readonly i8[::1], i8[::1]) -> b1")
