@@ -267,6 +267,35 @@ def consider(W, cx, key, tech, node, cand, info0, info3):
 
 
 @compiled.helper()
+def common(W, cand, first, others, key, tech, info0, info3):
+    """What the run in slot `first` and the runs in every slot of the bit mask `others`
+    all imply, in first's order (ons, then offs), each considered with the nodes behind
+    it summed over the runs."""
+    for on in (1, 0):
+        for i in range(W.count[first]):
+            q = W.order[first, i]
+            if (q & 1) != on:
+                continue
+            everywhere = True
+            x = others
+            while x:
+                s = lowbit(x)
+                x &= x - 1
+                if not W.pos[s, q]:
+                    everywhere = False
+                    break
+            if not everywhere:
+                continue
+            cx = behind(W, first, q, W.best[0])
+            x = others
+            while x and cx <= W.best[0]:
+                s = lowbit(x)
+                x &= x - 1
+                cx += behind(W, s, q, W.best[0] - cx)
+            consider(W, cx, key, tech, q, cand, info0, info3)
+
+
+@compiled.helper()
 def houses(W, val, cand, c, d, mode):
     """The region chains of digit d in the houses where cell c is its first place."""
     dynamic = mode != MULTIPLE
@@ -290,24 +319,8 @@ def houses(W, val, cand, c, d, mode):
                 W.effort[0] += 1
                 run(W, cand, PLACE_SLOT + slots - 1, ((o * 9 + d) << 1) | 1, dynamic, True)
                 slots += 1
-        for on in (1, 0):
-            for i in range(W.count[d]):
-                q = W.order[d, i]
-                if (q & 1) != on:
-                    continue
-                everywhere = True
-                for s in range(slots - 1):
-                    if not W.pos[PLACE_SLOT + s, q]:
-                        everywhere = False
-                        break
-                if not everywhere:
-                    continue
-                cx = behind(W, d, q, W.best[0])
-                for s in range(slots - 1):
-                    if cx > W.best[0]:
-                        break
-                    cx += behind(W, PLACE_SLOT + s, q, W.best[0] - cx)
-                consider(W, cx, REGION, tech, q, cand, c * 10 + d + 1, h)
+        common(W, cand, d, ((1 << (slots - 1)) - 1) << PLACE_SLOT, REGION, tech,
+               c * 10 + d + 1, h)
 
 
 @compiled.helper()
@@ -345,42 +358,13 @@ def chains_of(W, val, cand, mode):
                 consider(W, cx, CONTRADICTION, tech, on, cand, c * 10 + d + 1, W.hit[0])
             if mode == NISHIO:
                 continue
-            if card >= 3:
-                for want in (1, 0):
-                    for i in range(W.count[d]):
-                        q = W.order[d, i]
-                        if (q & 1) == want and W.pos[OFF_SLOT, q]:
-                            cx = behind(W, d, q, W.best[0])
-                            if cx <= W.best[0]:
-                                cx += behind(W, OFF_SLOT, q, W.best[0] - cx)
-                            consider(W, cx, DOUBLE, T_DYN_DOUBLE_FC, q, cand, c * 10 + d + 1, 0)
+            if card >= 3:  # (a bivalue cell's doubles are its cell chains)
+                common(W, cand, d, 1 << OFF_SLOT, DOUBLE, T_DYN_DOUBLE_FC, c * 10 + d + 1, 0)
             houses(W, val, cand, c, d, mode)
         if mode == NISHIO:
             continue
-        tech = T_DYN_CELL_FC if dynamic else T_CELL_FC
-        for want in (1, 0):
-            for i in range(W.count[first]):
-                q = W.order[first, i]
-                if (q & 1) != want:
-                    continue
-                everywhere = True
-                x = cand[c] & ~(1 << first)
-                while x:
-                    d = lowbit(x)
-                    x &= x - 1
-                    if not W.pos[d, q]:
-                        everywhere = False
-                        break
-                if not everywhere:
-                    continue
-                cx = 0
-                x = cand[c]
-                while x:
-                    d = lowbit(x)
-                    x &= x - 1
-                    if cx <= W.best[0]:
-                        cx += behind(W, d, q, W.best[0] - cx)
-                consider(W, cx, CELL, tech, q, cand, c * 10, 0)
+        common(W, cand, first, cand[c] & ~(1 << first), CELL,
+               T_DYN_CELL_FC if dynamic else T_CELL_FC, c * 10, 0)
     return W.best[0] < (1 << 40)
 
 

@@ -366,6 +366,25 @@ def common_peers(bb, d, a, b, c, E, ne):
 
 
 @compiled.helper()
+def seen_by_all(bb, d, cells, which, E, ne):
+    """Append to E the cells with candidate d (0-based) that see every cells[k] for the
+    bits k of `which`."""
+    for w in range(3):
+        m = bb[d, w]
+        x = which
+        while x:
+            k = lowbit(x)
+            x &= x - 1
+            m &= PEER_BB[cells[k], w]
+        while m:
+            k = lowbit(m)
+            m &= m - 1
+            E[ne] = (27 * w + k) * 10 + d + 1
+            ne += 1
+    return ne
+
+
+@compiled.helper()
 def xy_wing(val, cand, bb, H, E, xyz):
     """XY-Wing (4.2): a bivalue pivot xy seeing xz and yz: z out of the cells seeing both
     pincers. XYZ-Wing (4.4): a pivot xyz, z also out of the pivot's peers."""
@@ -586,18 +605,7 @@ def deadly(cand, bb, H, E, cells, n, pair, u, v):
             x = xk
     kept = False
     if one:
-        z = lowbit(x)
-        ne = 0
-        for w in range(3):
-            m = bb[z, w]
-            for k in range(n):
-                if (extra >> k) & 1:
-                    m &= PEER_BB[cells[k], w]
-            while m:
-                j = lowbit(m)
-                m &= m - 1
-                E[ne] = (27 * w + j) * 10 + z + 1
-                ne += 1
+        ne = seen_by_all(bb, lowbit(x), cells, extra, E, 0)
         if ne and ur_offer(H, t1 + 1, r0, E, ne, i0, i1, i2, i3):
             kept = True
     if n_extra != 2:
@@ -711,16 +719,7 @@ def bug(val, cand, bb, H, E):
         return offer(H, T_BUG1, 56, c, d + 1, E, 0, c, 0, 0, 0)
     if POP9[extras] == 1:
         d = lowbit(extras)
-        ne = 0
-        for w in range(3):
-            m = bb[d, w]
-            for i in range(nb):
-                m &= PEER_BB[bugc[i], w]
-            while m:
-                k = lowbit(m)
-                m &= m - 1
-                E[ne] = (27 * w + k) * 10 + d + 1
-                ne += 1
+        ne = seen_by_all(bb, d, bugc, (1 << nb) - 1, E, 0)
         if ne:
             return offer(H, T_BUG2, 57, -1, 0, E, ne, bugc[0], bugc[1], d + 1, 0)
     return False
