@@ -330,10 +330,8 @@ def generate(
     from pipeline.tools.show import parse_band
 
     bands = None
-    if ser or ser_pearl or ser_diamond:
-        bands = tuple(None if text is None else
-                      tuple(round(v * 10) if v != float("inf") else 10**6
-                            for v in parse_band(text, option))
+    if ser or ser_pearl or ser_diamond:  # in tenths, as the rater gives them
+        bands = tuple(None if text is None else parse_band(text, option)
                       for text, option in ((ser, "--ser"), (ser_pearl, "--ser-pearl"),
                                            (ser_diamond, "--ser-diamond")))
     generate_mod.main(count, output, clues, min_clues, seed, grade, quiet, bands)

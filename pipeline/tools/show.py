@@ -16,17 +16,16 @@ from pipeline.sudoku.grade import parse_ser_band
 SORTS = ("input", "ser", "guesses", "solve_us")  # input order, else that column's highest first
 
 
-def parse_band(text: str, option: str = "--ser") -> tuple[float, float]:
-    """A SER band (grade.parse_ser_band) as ratings; UsageError when it is not one."""
+def parse_band(text: str, option: str = "--ser") -> tuple[int, int]:
+    """A SER band in tenths (grade.parse_ser_band); UsageError when it is not one."""
     try:
-        low, high = parse_ser_band(text)
+        return parse_ser_band(text)
     except ValueError:
         raise UsageError(f"{option} {text}: not a SER band (7.0-8.0, 9+ or 8.3)") from None
-    return low / 10, high / 10
 
 
 def main(folder: str, statuses: list[str], limit: int = 20, fmt: str = "table",
-         ser: tuple[float, float] | None = None, sort: str = "input") -> int:
+         ser: tuple[int, int] | None = None, sort: str = "input") -> int:
     """`pipeline show`: the rows of a run with the given statuses (source, row, status,
     reason, puzzle, and ser with its technique in a run made with --rate), read lazily:
     only the rows shown are held (the `limit` highest of each batch, with a sort)."""
@@ -43,7 +42,7 @@ def main(folder: str, statuses: list[str], limit: int = 20, fmt: str = "table",
         columns.append(sort)
     keep = pl.col("status").is_in(statuses)
     if ser is not None:
-        keep &= pl.col("ser").is_between(ser[0] - 1e-9, ser[1] + 1e-9)
+        keep &= (pl.col("ser") * 10).round().is_between(ser[0], ser[1])
     chosen, total = [], 0
     for p in run.parts:  # part by part, only the rows asked for are kept
         for b in runfolder.part_batches(p, columns):
