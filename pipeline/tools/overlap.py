@@ -298,8 +298,8 @@ def _write_hits(w: TableWriter, a: Side, b: Side, hits: Spill, memory_rows: int,
                 "match_row": pa.array(f["v"] & _ROW_MASK),
             }
             if splits:
-                cols["match_split"] = pa.array([splits[0]] * len(rec), pa.string())
-                cols["split"] = pa.array([splits[1]] * len(rec), pa.string())
+                cols["match_split"] = pa.repeat(pa.scalar(splits[0], pa.string()), len(rec))
+                cols["split"] = pa.repeat(pa.scalar(splits[1], pa.string()), len(rec))
             w.write(pa.table(cols).select(schema.names).cast(schema))
 
 
