@@ -64,21 +64,63 @@ NISHIO, MULTIPLE, DYNAMIC = 0, 1, 2
 BASE = np.array([75, 80, 85], np.int64)
 # serate's sort keys of the conclusions, its order among equally complex ones
 DOUBLE, CELL, REGION, CONTRADICTION = 1, 5, 6, 7
-# A run's record lives in a slot: 0-8 the runs from each digit of a cell, on; 9 the run
-# from a candidate off; 10-18 the runs from the other places of a digit in a house.
-OFF_SLOT = 9
-PLACE_SLOT = 10
-SLOTS = 19
+# A run's record lives in a slot: slot cell * 9 + digit the run from that candidate on,
+# made once a kind of chains and then read by every conclusion that needs it (its cell's,
+# its houses'); OFF_SLOT the run from a candidate off.
+OFF_SLOT = 81 * 9
+SLOTS = OFF_SLOT + 1
+WORDS = (NODES + 63) // 64
 MAXPAR = 10  # a node's parents: what implied it, and up to 8 offs that made it single
 
-# The runs' records and scratch: per slot, pos[node] its place in order (0: not reached),
-# order the nodes in the order reached, count how many, npar/par each node's parents;
-# g the grid as the run leaves it; qon/qoff the pending nodes; mk the nodes one node
-# implies (with their parents); vis/stack/gen for counting ancestors; best the kept
-# conclusion (complexity, sort key, technique, node, two words of info); hit the candidate
-# a run's contradiction was on (cell * 10 + digit); effort the units.
-Work = namedtuple("Work", "pos order count npar par g qon qoff mk mkn one vis stack gen best "
-                          "hit effort")
+
+def _serates_peers():
+    """Each cell's 20 peers in the order serate takes them off: its box, then the rest of
+    its row, then the rest of its column (each in the house's order)."""
+    out = np.zeros((81, 20), np.int64)
+    for c in range(81):
+        seen = [o for o in HOUSE_CELLS[CELL_HOUSES[c, 2]] if o != c]
+        for which in (0, 1):
+            seen += [o for o in HOUSE_CELLS[CELL_HOUSES[c, which]]
+                     if o != c and CELL_HOUSES[o, 2] != CELL_HOUSES[c, 2]]
+        out[c] = seen
+    return out
+
+
+PEERS_IN_ORDER = _serates_peers()
+
+# The runs' records and scratch: per slot, has a bit per node reached, order the nodes in
+# the order reached, count how many, npar/par each node's parents (read only for nodes
+# reached: left unset, so that an unused slot costs no memory), made (1: this kind of
+# chains made the run), cx and hits what it returned (its contradiction's complexity, -1
+# none, and the candidate it was on, cell * 10 + digit); g the grid as the run leaves it;
+# qon/qoff the pending nodes; mk the nodes one node implies (with their parents); sl a
+# list of slots; vis/stack/gen for counting ancestors; best the kept conclusion
+# (complexity, sort key, technique, node, two words of info); hit the last run's
+# contradiction's candidate; effort the units. n[d, h]: how many cells of house h hold
+# candidate d in g (n0: in the grid as it stands), to find a house left with two places.
+Work = namedtuple("Work", "has order count npar par made cx hits g n0 n qon qoff mk mkn one sl "
+                          "vis stack gen best hit effort")
+
+
+@compiled.helper()
+def new_work(effort):
+    """The chains' records and scratch, for a kernel's whole call."""
+    return Work(np.zeros((SLOTS, WORDS), np.int64), np.empty((SLOTS, NODES), np.int16),
+                np.zeros(SLOTS, np.int64), np.empty((SLOTS, NODES), np.int8),
+                np.empty((SLOTS, NODES, MAXPAR), np.int16), np.zeros(SLOTS, np.int8),
+                np.zeros(SLOTS, np.int64), np.zeros(SLOTS, np.int64), np.zeros(81, np.int64),
+                np.zeros((9, 27), np.int64), np.zeros((9, 27), np.int64),
+                np.zeros(NODES, np.int64), np.zeros(NODES, np.int64),
+                np.zeros((32, MAXPAR + 1), np.int64), np.zeros(32, np.int64),
+                np.zeros(1, np.int64), np.zeros(9, np.int64), np.zeros(NODES, np.int64),
+                np.zeros(NODES, np.int64), np.zeros(1, np.int64), np.zeros(6, np.int64),
+                np.zeros(1, np.int64), effort)
+
+
+@compiled.helper(inline="always")
+def reached(W, slot, node):
+    """Whether slot's run reached node."""
+    return (W.has[slot, node >> 6] >> (node & 63)) & 1
 
 
 @compiled.helper()
@@ -125,7 +167,7 @@ def add(W, slot, node, parents, n):
     """Record node in slot's run with its parents."""
     W.order[slot, W.count[slot]] = node
     W.count[slot] += 1
-    W.pos[slot, node] = W.count[slot]
+    W.has[slot, node >> 6] |= np.int64(1) << (node & 63)
     W.npar[slot, node] = n
     for k in range(n):
         W.par[slot, node, k] = parents[k]
@@ -135,13 +177,13 @@ def add(W, slot, node, parents, n):
 def run(W, cand, slot, start, dynamic, y):
     """One run from `start`, recorded in slot; the complexity of the contradiction it
     stopped at, or -1 when it ran out without one."""
-    pos, order, count, g, qon, qoff, mk, mkn = W.pos, W.order, W.count, W.g, W.qon, W.qoff, \
-        W.mk, W.mkn
-    for k in range(count[slot]):
-        pos[slot, order[slot, k]] = 0
+    count, g, qon, qoff, mk, mkn = W.count, W.g, W.qon, W.qoff, W.mk, W.mkn
+    for w in range(WORDS):
+        W.has[slot, w] = 0
     count[slot] = 0
     for c in range(81):
         g[c] = cand[c]
+    W.n[:, :] = W.n0
     one = W.one
     add(W, slot, start, one, 0)
     hon = ton = hoff = toff = 0
@@ -166,26 +208,21 @@ def run(W, cand, slot, start, dynamic, y):
                     x &= x - 1
                     mk[nq, 0] = (c * 9 + e) << 1
                     nq += 1
-            bx = CELL_HOUSES[c, 2]
-            for which in (2, 0, 1):
-                h = CELL_HOUSES[c, which]
-                for k in range(9):
-                    o = HOUSE_CELLS[h, k]
-                    if o == c or (which != 2 and CELL_HOUSES[o, 2] == bx):
-                        continue
-                    if (g[o] >> d) & 1:
-                        mk[nq, 0] = (o * 9 + d) << 1
-                        nq += 1
+            for k in range(20):
+                o = PEERS_IN_ORDER[c, k]
+                if (g[o] >> d) & 1:
+                    mk[nq, 0] = (o * 9 + d) << 1
+                    nq += 1
             for i in range(nq):
                 q = mk[i, 0]
-                if pos[slot, q | 1]:
+                if reached(W, slot, q | 1):
                     W.hit[0] = (q >> 1) // 9 * 10 + (q >> 1) % 9 + 1
                     gen = W.gen
                     gen[0] += 1
                     a = ancestors(W.par, W.npar, slot, q, one, 1, W.vis, gen[0], W.stack,
                                   NODES)
                     return a + behind(W, slot, q | 1, NODES)
-                if not pos[slot, q]:
+                if not reached(W, slot, q):
                     add(W, slot, q, one, 1)
                     qoff[toff] = q
                     toff += 1
@@ -210,16 +247,13 @@ def run(W, cand, slot, start, dynamic, y):
             nq += 1
         for which in (2, 0, 1):
             h = CELL_HOUSES[c, which]
+            if W.n[d, h] != 2:  # (this cell and one other)
+                continue
             other = -1
             for k in range(9):
                 o = HOUSE_CELLS[h, k]
                 if o != c and (g[o] >> d) & 1:
-                    if other >= 0:
-                        other = -2
-                        break
                     other = o
-            if other < 0:
-                continue
             mk[nq, 0] = ((other * 9 + d) << 1) | 1
             mk[nq, 1] = p
             n = 1
@@ -232,20 +266,36 @@ def run(W, cand, slot, start, dynamic, y):
             nq += 1
         if dynamic:
             g[c] &= ~(1 << d)
+            for which in range(3):
+                W.n[d, CELL_HOUSES[c, which]] -= 1
         for i in range(nq):
             q = mk[i, 0]
-            if pos[slot, q ^ 1]:
+            if reached(W, slot, q ^ 1):
                 W.hit[0] = (q >> 1) // 9 * 10 + (q >> 1) % 9 + 1
                 gen = W.gen
                 gen[0] += 1
                 a = ancestors(W.par, W.npar, slot, q, mk[i, 1:], mkn[i], W.vis, gen[0],
                               W.stack, NODES)
                 return a + behind(W, slot, q ^ 1, NODES)
-            if not pos[slot, q]:
+            if not reached(W, slot, q):
                 add(W, slot, q, mk[i, 1:], mkn[i])
                 qon[ton] = q
                 ton += 1
     return -1
+
+
+@compiled.helper()
+def made(W, cand, c, d, dynamic, y):
+    """The run from candidate d of cell c on, in its slot (made the first time this kind of
+    chains asks); what it returned, as run(), with W.hit."""
+    slot = c * 9 + d
+    if not W.made[slot]:
+        W.effort[0] += 1
+        W.cx[slot] = run(W, cand, slot, ((slot) << 1) | 1, dynamic, y)
+        W.hits[slot] = W.hit[0]
+        W.made[slot] = 1
+    W.hit[0] = W.hits[slot]
+    return W.cx[slot]
 
 
 @compiled.helper()
@@ -267,31 +317,27 @@ def consider(W, cx, key, tech, node, cand, info0, info3):
 
 
 @compiled.helper()
-def common(W, cand, first, others, key, tech, info0, info3):
-    """What the run in slot `first` and the runs in every slot of the bit mask `others`
-    all imply, in first's order (ons, then offs), each considered with the nodes behind
-    it summed over the runs."""
+def common(W, cand, first, n, key, tech, info0, info3):
+    """What the run in slot `first` and the runs in the slots W.sl[:n] all imply, in
+    first's order (ons, then offs), each considered with the nodes behind it summed over
+    the runs."""
     for on in (1, 0):
         for i in range(W.count[first]):
             q = W.order[first, i]
             if (q & 1) != on:
                 continue
             everywhere = True
-            x = others
-            while x:
-                s = lowbit(x)
-                x &= x - 1
-                if not W.pos[s, q]:
+            for k in range(n):
+                if not reached(W, W.sl[k], q):
                     everywhere = False
                     break
             if not everywhere:
                 continue
             cx = behind(W, first, q, W.best[0])
-            x = others
-            while x and cx <= W.best[0]:
-                s = lowbit(x)
-                x &= x - 1
-                cx += behind(W, s, q, W.best[0] - cx)
+            for k in range(n):
+                if cx > W.best[0]:
+                    break
+                cx += behind(W, W.sl[k], q, W.best[0] - cx)
             consider(W, cx, key, tech, q, cand, info0, info3)
 
 
@@ -312,15 +358,14 @@ def houses(W, val, cand, c, d, mode):
                 n += 1
         if n < 2 or first != c:
             continue
-        slots = 1
+        n = 0
         for k in range(9):
             o = HOUSE_CELLS[h, k]
             if o != c and (cand[o] >> d) & 1:
-                W.effort[0] += 1
-                run(W, cand, PLACE_SLOT + slots - 1, ((o * 9 + d) << 1) | 1, dynamic, True)
-                slots += 1
-        common(W, cand, d, ((1 << (slots - 1)) - 1) << PLACE_SLOT, REGION, tech,
-               c * 10 + d + 1, h)
+                made(W, cand, o, d, dynamic, True)
+                W.sl[n] = o * 9 + d
+                n += 1
+        common(W, cand, c * 9 + d, n, REGION, tech, c * 10 + d + 1, h)
 
 
 @compiled.helper()
@@ -330,6 +375,13 @@ def chains_of(W, val, cand, mode):
     y = mode != NISHIO
     W.best[0] = 1 << 40
     W.best[1] = 0
+    W.made[:] = 0  # the runs of another kind (or grid) are not this one's
+    for d in range(9):
+        for h in range(27):
+            n = 0
+            for k in range(9):
+                n += (cand[HOUSE_CELLS[h, k]] >> d) & 1
+            W.n0[d, h] = n
     for c in range(81):
         if val[c] != 0:
             continue
@@ -344,8 +396,7 @@ def chains_of(W, val, cand, mode):
             if first < 0:
                 first = d
             on = ((c * 9 + d) << 1) | 1
-            W.effort[0] += 1
-            cx = run(W, cand, d, on, dynamic, y)
+            cx = made(W, cand, c, d, dynamic, y)
             if mode == MULTIPLE:
                 houses(W, val, cand, c, d, mode)
                 continue
@@ -359,12 +410,19 @@ def chains_of(W, val, cand, mode):
             if mode == NISHIO:
                 continue
             if card >= 3:  # (a bivalue cell's doubles are its cell chains)
-                common(W, cand, d, 1 << OFF_SLOT, DOUBLE, T_DYN_DOUBLE_FC, c * 10 + d + 1, 0)
+                W.sl[0] = OFF_SLOT
+                common(W, cand, c * 9 + d, 1, DOUBLE, T_DYN_DOUBLE_FC, c * 10 + d + 1, 0)
             houses(W, val, cand, c, d, mode)
         if mode == NISHIO:
             continue
-        common(W, cand, first, cand[c] & ~(1 << first), CELL,
-               T_DYN_CELL_FC if dynamic else T_CELL_FC, c * 10, 0)
+        n = 0
+        x = cand[c] & ~(1 << first)
+        while x:
+            W.sl[n] = c * 9 + lowbit(x)
+            x &= x - 1
+            n += 1
+        common(W, cand, c * 9 + first, n, CELL, T_DYN_CELL_FC if dynamic else T_CELL_FC,
+               c * 10, 0)
     return W.best[0] < (1 << 40)
 
 
@@ -397,16 +455,9 @@ def offer_best(W, cand, H, mode):
 
 
 @compiled.helper()
-def assumptions(val, cand, H, effort):
+def assumptions(val, cand, H, W):
     """The step of the first of Nishio, multiple and dynamic chains that has one, in H;
-    False when none does."""
-    W = Work(np.zeros((SLOTS, NODES), np.int32), np.zeros((SLOTS, NODES), np.int16),
-             np.zeros(SLOTS, np.int64), np.zeros((SLOTS, NODES), np.int8),
-             np.zeros((SLOTS, NODES, MAXPAR), np.int16), np.zeros(81, np.int64),
-             np.zeros(NODES, np.int64), np.zeros(NODES, np.int64),
-             np.zeros((32, MAXPAR + 1), np.int64), np.zeros(32, np.int64),
-             np.zeros(1, np.int64), np.zeros(NODES, np.int64), np.zeros(NODES, np.int64),
-             np.zeros(1, np.int64), np.zeros(6, np.int64), np.zeros(1, np.int64), effort)
+    False when none does. W: new_work's, reused from step to step."""
     for mode in (NISHIO, MULTIPLE, DYNAMIC):
         if chains_of(W, val, cand, mode):
             offer_best(W, cand, H, mode)

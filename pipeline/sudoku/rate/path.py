@@ -16,7 +16,7 @@ import numpy as np
 from pipeline import compiled
 from pipeline.sudoku.rate.board import place, setup
 from pipeline.sudoku.rate.chains import NODES, forcing_chains
-from pipeline.sudoku.rate.dynamic import assumptions
+from pipeline.sudoku.rate.dynamic import assumptions, new_work
 from pipeline.sudoku.rate.techniques import (
     ELIMS,
     HINT_SIZE,
@@ -50,7 +50,7 @@ MAX_EVENTS = 810
 
 
 @compiled.helper()
-def next_step(val, cand, bb, H, E, effort, scratch, links):
+def next_step(val, cand, bb, H, E, effort, scratch, links, W):
     """The step serate takes next, in H; False when no producer we have finds one.
     effort[0] counts the producers asked."""
     clear(H)
@@ -102,11 +102,11 @@ def next_step(val, cand, bb, H, E, effort, scratch, links):
     if forcing_chains(val, cand, bb, H, E, scratch[0], scratch[1], scratch[2], scratch[3],
                       scratch[4], scratch[5], links, effort):
         return True
-    return assumptions(val, cand, H, effort)
+    return assumptions(val, cand, H, W)
 
 
 @compiled.helper()
-def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch, links,
+def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch, links, W,
              t_step, t_event, record):
     """Rate one puzzle into out[ER..REACHED]; with `record`, the path into t_step (a row a
     step: technique, rating, end of its events in t_event, four words of INFO) and t_event
@@ -140,7 +140,7 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch
             out[REACHED] = er
             out[STEPS] = steps
             return
-        if not next_step(val, cand, bb, H, E, effort, scratch, links):
+        if not next_step(val, cand, bb, H, E, effort, scratch, links, W):
             out[STATUS] = BEYOND
             out[REACHED] = max(er, FIRST_MISSING)
             out[STEPS] = steps
@@ -209,16 +209,17 @@ def rate_all(puzzles, solutions, budget, out, t_step, t_event):
     # generations restart with each puzzle, so int32 holds them (one a search: the budget)
     scratch = np.zeros((6, NODES + 1), np.int32)
     links = np.zeros((NODES, 30), np.int16)  # the chains' links (chains.build_links)
+    W = new_work(effort)  # the chains from an assumption's records (dynamic.py)
     record = t_step.shape[0] == puzzles.shape[0] and t_step.shape[1] > 0
     no_steps = np.zeros((0, 7), np.int32)
     no_events = np.zeros(0, np.int32)
     for i in range(puzzles.shape[0]):
         if record:
             rate_one(puzzles[i], solutions[i], budget, out[i], val, cand, bb, H, E, effort,
-                     scratch, links, t_step[i], t_event[i], True)
+                     scratch, links, W, t_step[i], t_event[i], True)
         else:
             rate_one(puzzles[i], solutions[i], budget, out[i], val, cand, bb, H, E, effort,
-                     scratch, links, no_steps, no_events, False)
+                     scratch, links, W, no_steps, no_events, False)
 
 
 @compiled.kernel("(readonly i8[::1], i8[::1]) -> b1")
@@ -239,4 +240,4 @@ def first_hint(cand, H):
     effort = np.zeros(1, np.int64)
     scratch = np.zeros((6, NODES + 1), np.int32)
     links = np.zeros((NODES, 30), np.int16)
-    return next_step(val, c2, bb, H, E, effort, scratch, links)
+    return next_step(val, c2, bb, H, E, effort, scratch, links, new_work(effort))
