@@ -41,7 +41,7 @@ __all__ = ["DEFAULT_BUDGET", "STATUS_NAMES", "TECHNIQUES", "RateResult", "Step",
 # candidate). A step without chains takes at most about 20, one with forcing chains up to
 # about 3 000, one with dynamic chains (each candidate on and off, and each place of a digit
 # in its houses) a few thousand more; the held-out top1465 puzzles (SER up to 9.x) all fit
-# in 100 000 (50 000 cuts 15 of 146): the default leaves twice that.
+# in 100 000 (50 000 cuts 4 of 146): the default leaves twice that.
 DEFAULT_BUDGET = 200_000
 
 
