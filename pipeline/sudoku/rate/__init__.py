@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.sudoku.grid import square_name
+from pipeline.sudoku.rate.board import HOUSE_CELLS
 from pipeline.sudoku.rate.path import (
     ED,
     EP,
@@ -217,10 +218,59 @@ def _assuming(name: str, info, placements, eliminations) -> str:
     return f"Region Forcing Chains: {start % 10} in {_HOUSE[where // 9]} ==> {result}"
 
 
+def _cells(cells) -> str:
+    return "Cells " + ",".join(square_name(int(c)) for c in cells)
+
+
+def _in_house(h: int, places: int) -> list[int]:
+    """The cells of house h (0-8 rows, 9-17 columns, 18-26 boxes) at the given places."""
+    return [int(HOUSE_CELLS[h, k]) for k in range(9) if places >> k & 1]
+
+
+def _digits(mask: int) -> str:
+    return ",".join(str(d + 1) for d in range(9) if mask >> d & 1)
+
+
+def _pattern(name: str, info) -> str | None:
+    """Serate's text of the intersections, subsets, fish, BUG type 1 and aligned
+    exclusions (techniques.py's info), or None for another technique."""
+    i0, i1, i2, i3 = (int(x) for x in info[:4])
+    if name in ("Pointing", "Claiming"):
+        return (f"{name}: {_cells(_in_house(i1, i3))}: {i2} in {_HOUSE[i0 // 9]} and "
+                f"{_HOUSE[i1 // 9]}")
+    if name == "Direct Pointing":
+        return (f"{name}: {_cells(_in_house(i1, i3))}: {i2} of {_HOUSE[i0 // 9]} in "
+                f"{_HOUSE[i1 // 9]}")
+    if name.startswith("Naked") and name != "Naked Single":
+        return f"{name}: {_cells(_in_house(i0, i1))}: {_digits(i2)} in {_HOUSE[i0 // 9]}"
+    if name.startswith(("Hidden", "Direct Hidden")) and name != "Hidden Single":
+        return f"{name}: {_cells(_in_house(i0, i1))}: {_digits(i2)} in {_HOUSE[i0 // 9]}"
+    if name in ("X-Wing", "Swordfish", "Jellyfish"):
+        base = [i for i in range(9) if i1 >> i & 1]
+        cross = [j for j in range(9) if i2 >> j & 1]
+        shape = i3 >> 4
+        cells = [9 * j + i if i0 == 1 else 9 * i + j  # kind 1: the base lines are columns
+                 for a, j in enumerate(cross) for b, i in enumerate(base)
+                 if shape >> (4 * a + b) & 1]
+        lines = ("rows", "columns") if i0 == 0 else ("columns", "rows")
+        return (f"{name}: {_cells(cells)}: {i3 & 15} in {len(base)} {lines[0]} and "
+                f"{len(base)} {lines[1]}")
+    if name == "BUG type 1":
+        return f"{name}: {square_name(i0)}"
+    if name == "Aligned Pair Exclusion":
+        return f"{name}: {square_name(i0)},{square_name(i1)}"
+    if name == "Aligned Triplet Exclusion":
+        return f"{name}: {square_name(i0)},{square_name(i1)},{square_name(i2)}"
+    return None
+
+
 def _text(tech: int, info, placements, eliminations) -> str:
-    """The step's short description, after serate's where the step's record has what it
-    says (singles, wings, forcing chains), else the technique and what it removes."""
+    """The step's short description, serate's where the step's record names the instance
+    taken, else the technique and what it removes."""
     name = TECHNIQUES[tech]
+    said = _pattern(name, info)
+    if said is not None:
+        return said
     if name == "Hidden Single":
         (c, d), = placements
         return f"{name}: {square_name(c)}: {d} in {_HOUSE[int(info[0]) // 9]}"

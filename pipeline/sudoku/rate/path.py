@@ -27,6 +27,7 @@ from pipeline.sudoku.rate.techniques import (
     RATING,
     TECH,
     aligned_pair,
+    aligned_triplet,
     bug,
     clear,
     fish,
@@ -77,7 +78,7 @@ def next_step(val, cand, bb, H, E, effort, scratch, links, W):
         if naked_subset(val, cand, H, E, size):
             return True
         effort[0] += 1
-        if fish(cand, H, E, size):
+        if fish(val, cand, H, E, size):
             return True
         effort[0] += 1
         if hidden_subset(val, cand, bb, H, E, size, False):
@@ -101,6 +102,9 @@ def next_step(val, cand, bb, H, E, effort, scratch, links, W):
     effort[0] += 1
     if forcing_chains(val, cand, bb, H, E, scratch[0], scratch[1], scratch[2], scratch[3],
                       scratch[4], scratch[5], links, effort):
+        return True
+    effort[0] += 1
+    if aligned_triplet(val, cand, H, E):
         return True
     return assumptions(val, cand, H, W)
 

@@ -1,4 +1,4 @@
-"""The techniques up to aligned pair exclusion (the chains: chains.py), each a finder of its easiest hint.
+"""The techniques without chains (those: chains.py, dynamic.py), each a finder of its hint.
 
 A finder looks at the state (board.py) and offers hints to the hint buffer `H`, which keeps
 the easiest offered (a later one only when strictly easier, so ties go to the first found):
@@ -46,7 +46,7 @@ TECHNIQUES = (
     "Forcing X-Chain", "Forcing Chain", "Nishio Forcing Chains", "Cell Forcing Chains",
     "Region Forcing Chains", "Dynamic Contradiction Forcing Chains",
     "Dynamic Double Forcing Chains", "Dynamic Cell Forcing Chains",
-    "Dynamic Region Forcing Chains",
+    "Dynamic Region Forcing Chains", "Aligned Triplet Exclusion",
 )
 (T_HIDDEN_SINGLE, T_DIRECT_POINTING, T_DIRECT_CLAIMING, T_DIRECT_HIDDEN_PAIR, T_NAKED_SINGLE,
  T_DIRECT_HIDDEN_TRIPLET, T_POINTING, T_CLAIMING, T_NAKED_PAIR, T_X_WING, T_HIDDEN_PAIR,
@@ -54,7 +54,7 @@ TECHNIQUES = (
  T_UR4, T_UL1, *_LOOPS, T_NAKED_QUAD, T_JELLYFISH, T_HIDDEN_QUAD, T_BUG1, T_BUG2,
  T_BUG3, T_BUG4, T_APE, T_X_CYCLE, T_Y_CYCLE, T_XY_CYCLE, T_TURBOT, T_FORCING_X_CHAIN,
  T_FORCING_CHAIN, T_NISHIO, T_CELL_FC, T_REGION_FC, T_DYN_CONTRADICTION_FC, T_DYN_DOUBLE_FC,
- T_DYN_CELL_FC, T_DYN_REGION_FC) = range(1, len(TECHNIQUES))
+ T_DYN_CELL_FC, T_DYN_REGION_FC, T_ATE) = range(1, len(TECHNIQUES))
 
 TECH, RATING, PCELL, PDIG, NELIM, INFO, ELIMS = 0, 1, 2, 3, 4, 5, 16
 HINT_SIZE = ELIMS + 729
@@ -99,6 +99,12 @@ def offer(H, tech, rating, pcell, pdig, E, ne, i0, i1, i2, i3):
 
 
 @compiled.helper(inline="always")
+def serates_house(k):
+    """The k-th house in serate's order of houses: the boxes, the columns, the rows."""
+    return BOX + k if k < 9 else (COL + k - 9 if k < 18 else ROW + k - 18)
+
+
+@compiled.helper(inline="always")
 def empties(val, h):
     """How many cells of house h are empty."""
     n = 0
@@ -116,7 +122,7 @@ def hidden_single(val, cand, bb, H, E):
     """A digit with one place left in a house: 1.0 when it is the house's last empty cell,
     1.2 in a box, 1.5 in a row or column."""
     for k in range(27):
-        h = BOX + k if k < 9 else (COL + k - 9 if k < 18 else ROW + k - 18)  # serate's order
+        h = serates_house(k)
         for d in range(9):
             if count_in(bb, d, h) == 1:
                 pos = positions(cand, h, d)
@@ -203,14 +209,20 @@ def intersections(cand, bb, H, E, direct):
                             ne += 1
                     if ne == 0:
                         continue
+                    shared = 0  # h1's places (0..8) in h0 that hold d: the pattern's cells
+                    for k in range(9):
+                        c = HOUSE_CELLS[h1, k]
+                        if (cand[c] >> d) & 1 and CELL_HOUSES[c, h0 // 9] == h0:
+                            shared |= 1 << k
                     if direct:
                         c = single_after(bb, d, gone)
                         if c >= 0:
                             return offer(H, T_DIRECT_POINTING, 17, c, d + 1, E, 0,
-                                         h0, h1, d + 1, 0)
+                                         h0, h1, d + 1, shared)
                     else:
                         tech = T_POINTING if kind == 0 else T_CLAIMING
-                        offer(H, tech, 26 if kind == 0 else 28, -1, 0, E, ne, h0, h1, d + 1, 0)
+                        offer(H, tech, 26 if kind == 0 else 28, -1, 0, E, ne, h0, h1, d + 1,
+                              shared)
                         if kind == 0:
                             return True
     return H[TECH] != 0
@@ -222,12 +234,15 @@ def intersections(cand, bb, H, E, direct):
 @compiled.helper()
 def naked_subset(val, cand, H, E, size):
     """`size` cells of a house holding `size` digits between them: those digits out of the
-    house's other cells."""
-    for h in range(27):
+    house's other cells. Serate looks only in houses with twice `size` empty cells."""
+    for t in range(27):
+        h = serates_house(t)
+        if empties(val, h) < 2 * size:
+            continue
         eligible = 0
         for k in range(9):
             c = HOUSE_CELLS[h, k]
-            if val[c] == 0 and POP9[cand[c]] <= size:
+            if val[c] == 0 and 2 <= POP9[cand[c]] <= size:
                 eligible |= 1 << k
         if POP9[eligible] < size:
             continue
@@ -260,9 +275,13 @@ def naked_subset(val, cand, H, E, size):
 @compiled.helper()
 def hidden_subset(val, cand, bb, H, E, size, direct):
     """`size` digits with only `size` places in a house: the places' other candidates go.
-    `direct`: only those that leave a hidden single in the house, which is placed instead."""
+    `direct`: only those that leave a hidden single in the house, which is placed instead.
+    Serate looks only in houses with more than twice `size` empty cells (direct: `size`)."""
     pos = np.zeros(9, np.int64)
-    for h in range(27):
+    for t in range(27):
+        h = serates_house(t)
+        if empties(val, h) <= (size if direct else 2 * size):
+            continue
         eligible = 0
         for d in range(9):
             pos[d] = positions(cand, h, d)
@@ -306,35 +325,41 @@ def hidden_subset(val, cand, bb, H, E, size, direct):
 
 
 @compiled.helper()
-def fish(cand, H, E, size):
-    """A digit's places in `size` rows lie in `size` columns (or the other way round): the
-    digit out of the rest of those columns. X-Wing, Swordfish, Jellyfish."""
-    lines = np.zeros(9, np.int64)
-    for d in range(9):
-        for kind in range(2):  # base: 0 rows, 1 columns
-            base0 = ROW if kind == 0 else COL
-            eligible = 0
+def fish(val, cand, H, E, size):
+    """A digit's places in `size` base lines lie in `size` cross lines: the digit out of
+    the rest of the cross lines. X-Wing, Swordfish, Jellyfish. Serate's order: columns as
+    the base first, then rows; the sets of base lines; the digits, each only while it is
+    placed at most 9 - 2 * `size` times."""
+    placed = np.zeros(9, np.int64)
+    for c in range(81):
+        if val[c] != 0:
+            placed[val[c] - 1] += 1
+    lines = np.zeros((9, 9), np.int64)  # [digit, base line]: the line's places of the digit
+    for kind in (1, 0):  # base: 1 columns, 0 rows
+        base0 = ROW if kind == 0 else COL
+        for d in range(9):
             for i in range(9):
-                lines[i] = positions(cand, base0 + i, d)
-                n = POP9[lines[i]]
-                if n >= 2 and n <= size:
-                    eligible |= 1 << i
-            if POP9[eligible] < size:
+                lines[d, i] = positions(cand, base0 + i, d)
+        for m in range(512):
+            if POP9[m] != size:
                 continue
-            for m in range(512):
-                if POP9[m] != size or (m & ~eligible):
+            for d in range(9):
+                if placed[d] + 2 * size > 9:
                     continue
                 cover = 0
                 for i in range(9):
                     if (m >> i) & 1:
-                        cover |= lines[i]
+                        if POP9[lines[d, i]] < 2:
+                            cover = 0
+                            break
+                        cover |= lines[d, i]
                 if POP9[cover] != size:
                     continue
                 ne = 0
                 for i in range(9):
                     if (m >> i) & 1:
                         continue
-                    x = lines[i] & cover
+                    x = lines[d, i] & cover
                     while x:
                         j = lowbit(x)
                         x &= x - 1
@@ -342,8 +367,21 @@ def fish(cand, H, E, size):
                         E[ne] = c * 10 + d + 1
                         ne += 1
                 if ne:
+                    # the pattern's cells, by cross line then base line: bit 4a + b for the
+                    # a-th cross line and b-th base line of the fish that hold the digit
+                    shape = 0
+                    a = 0
+                    for j in range(9):
+                        if (cover >> j) & 1:
+                            b = 0
+                            for i in range(9):
+                                if (m >> i) & 1:
+                                    if (lines[d, i] >> j) & 1:
+                                        shape |= 1 << (4 * a + b)
+                                    b += 1
+                            a += 1
                     return offer(H, FISH_TECH[size], FISH_RATING[size], -1, 0, E, ne,
-                                 kind, m, cover, d + 1)
+                                 kind, m, cover, (d + 1) | (shape << 4))
     return False
 
 
@@ -464,7 +502,7 @@ def unique_rectangle(val, cand, bb, H, E):
                             v = lowbit(y)
                             y &= y - 1
                             pair = (1 << u) | (1 << v)
-                            if rectangle(cand, bb, H, E, a, b, c, d, pair, u, v):
+                            if rectangle(val, cand, bb, H, E, a, b, c, d, pair, u, v):
                                 found = True
     return found
 
@@ -548,7 +586,7 @@ def unique_loop(val, cand, bb, H, E):
                         for h in range(27):
                             if inhouse[h] != 0 and inhouse[h] != 2:
                                 closed = False
-                        if closed and deadly(cand, bb, H, E, cells, n, pair, u, v):
+                        if closed and deadly(val, cand, bb, H, E, cells, n, pair, u, v):
                             found = True
                     depth += 1
                     step[depth] = i0 + 1
@@ -564,19 +602,19 @@ def ur_offer(H, tech, rating, E, ne, a, b, c, d):
 
 
 @compiled.helper()
-def rectangle(cand, bb, H, E, a, b, c, d, pair, u, v):
+def rectangle(val, cand, bb, H, E, a, b, c, d, pair, u, v):
     """The hints of one rectangle (corners a b / c d, a-d diagonal) on the digits u, v."""
     cells = np.array([a, b, d, c])  # in loop order
-    return deadly(cand, bb, H, E, cells, 4, pair, u, v)
+    return deadly(val, cand, bb, H, E, cells, 4, pair, u, v)
 
 
 @compiled.helper()
-def deadly(cand, bb, H, E, cells, n, pair, u, v):
+def deadly(val, cand, bb, H, E, cells, n, pair, u, v):
     """The hints of a deadly pattern: the n cells of a unique rectangle (n = 4) or loop, all
     holding the digits u, v (`pair`), each house holding none or two of them. Types 1-4;
-    a loop rates 0.1 more for each two cells past four, up to 0.3 more."""
+    a rectangle rates 4.5, a loop of 6 cells 4.6, of 8 4.7, of 10 or more 5.0."""
     t1 = T_UR1 if n == 4 else T_UL1 + (n - 6) // 2 * 4  # "Unique Loop <n> type 1"
-    r0 = 45 + min((n - 4) // 2, 3)
+    r0 = 45 if n == 4 else (46 if n == 6 else (47 if n == 8 else 50))
     extra = 0
     n_extra = 0
     for k in range(n):
@@ -614,8 +652,6 @@ def deadly(cand, bb, H, E, cells, n, pair, u, v):
     e2 = cells[lowbit(extra & (extra - 1))]
     if not SEES[e1, e2]:
         return kept
-    x1 = cand[e1] & ~pair
-    x2 = cand[e2] & ~pair
     for t in range(3):
         h = CELL_HOUSES[e1, t]
         if CELL_HOUSES[e2, t] != h:
@@ -629,52 +665,114 @@ def deadly(cand, bb, H, E, cells, n, pair, u, v):
                 E[1] = e2 * 10 + drop + 1
                 if ur_offer(H, t1 + 3, r0, E, 2, i0, i1, i2, i3):
                     kept = True
-        # type 3: the extras with other cells of the house form a naked subset
-        if ur_type3(cand, H, E, h, e1, e2, x1 | x2, t1 + 2, r0, i0, i1, i2, i3):
-            kept = True
+    if POP9[(cand[e1] | cand[e2]) & ~pair] >= 2 and ur_type3(
+            val, cand, bb, H, E, e1, e2, pair, t1 + 2, r0, i0, i1, i2, i3):
+        kept = True
     return kept
 
 
 @compiled.helper()
-def ur_type3(cand, H, E, h, e1, e2, xs, tech, r0, a, b, c, d):
-    """Type 3: the two odd corners act as one cell holding their extras `xs`; with n other
-    cells of house h they hold n + 1 digits: those digits out of the house's rest."""
-    others = 0
-    for k in range(9):
-        x = HOUSE_CELLS[h, k]
-        if x != e1 and x != e2 and cand[x] != 0:
-            others |= 1 << k
-    for m in range(1, 512):
-        if m & ~others or POP9[m] > 3:
-            continue
-        digits = xs
-        for k in range(9):
-            if (m >> k) & 1:
-                digits |= cand[HOUSE_CELLS[h, k]]
-        if POP9[digits] != POP9[m] + 1:
-            continue
-        ne = 0
-        for k in range(9):
-            x = HOUSE_CELLS[h, k]
-            if (m >> k) & 1 or x == e1 or x == e2:
+def ur_type3(val, cand, bb, H, E, e1, e2, pair, tech, r0, a, b, c, d):
+    """Type 3, by serate's rules: the two odd corners e1, e2 share a house. Naked: e1 as a
+    cell holding their extras, with `size` - 1 other cells of the house (not e2), holds
+    `size` digits; each digit goes from the cells seeing all that hold it (rating + 0.1 a
+    digit past one). Hidden: the pair and `size` - 2 digits other than the extras have, e2
+    aside, `size` places in the house (e1 one of them): the other places keep only those
+    digits (rating + 0.1 a digit past two). Sizes 2..7, the houses box, row, column."""
+    extra = (cand[e1] | cand[e2]) & ~pair
+    ways = np.zeros(3, np.int64)
+    rest = 0x1FF & ~pair & ~extra  # the digits a hidden set may add to the pair
+    kept = False
+    for size in range(2, 8):
+        for t in (2, 0, 1):
+            h = CELL_HOUSES[e1, t]
+            if CELL_HOUSES[e2, t] != h:
                 continue
-            y = cand[x] & digits
-            while y:
-                t = lowbit(y)
-                y &= y - 1
-                E[ne] = x * 10 + t + 1
-                ne += 1
-        if ne:
-            return ur_offer(H, tech, r0 + POP9[m] - 1, E, ne, a, b, c, d)
-    return False
+            k1 = 0
+            k2 = 0
+            for k in range(9):
+                if HOUSE_CELLS[h, k] == e1:
+                    k1 = k
+                elif HOUSE_CELLS[h, k] == e2:
+                    k2 = k
+            empty = empties(val, h)
+            if 2 * size <= empty and size >= POP9[extra]:
+                for m in range(512):
+                    if POP9[m] != size or not (m >> k1) & 1 or (m >> k2) & 1:
+                        continue
+                    union = extra
+                    naked = extra & cand[e1] & cand[e2]
+                    ok = True
+                    for k in range(9):
+                        if (m >> k) & 1 and k != k1:
+                            x = cand[HOUSE_CELLS[h, k]]
+                            if POP9[x] < 2:
+                                ok = False
+                                break
+                            union |= x
+                            naked |= x
+                    if not ok or POP9[union] != size or POP9[naked] != size:
+                        continue
+                    ne = 0
+                    y = union
+                    while y:
+                        dg = lowbit(y)
+                        y &= y - 1
+                        for w in range(3):
+                            ways[w] = bb[dg, w]
+                        for k in range(10):  # the cells of the set, e1 and e2: who holds dg
+                            x = HOUSE_CELLS[h, k] if k < 9 else e2
+                            if k < 9 and not ((m >> k) & 1):
+                                continue
+                            if (cand[x] >> dg) & 1:
+                                for w in range(3):
+                                    ways[w] &= PEER_BB[x, w]
+                        for w in range(3):
+                            z = ways[w]
+                            while z:
+                                E[ne] = (27 * w + lowbit(z)) * 10 + dg + 1
+                                z &= z - 1
+                                ne += 1
+                    if ne and ur_offer(H, tech, r0 + size - 1, E, ne, a, b, c, d):
+                        kept = True
+            if 2 * size < empty and size - 2 <= POP9[rest]:
+                for s in range(512):
+                    if s & ~rest or POP9[s] != size - 2:
+                        continue
+                    values = s | pair
+                    places = 0
+                    ok = True
+                    y = values
+                    while y:
+                        dg = lowbit(y)
+                        y &= y - 1
+                        p = positions(cand, h, dg) & ~(1 << k2)
+                        if p == 0:
+                            ok = False
+                            break
+                        places |= p
+                    if not ok or POP9[places] != size:
+                        continue
+                    ne = 0
+                    for k in range(9):
+                        if (places >> k) & 1 and k != k1 and k != k2:
+                            x = HOUSE_CELLS[h, k]
+                            z = cand[x] & ~values
+                            while z:
+                                E[ne] = x * 10 + lowbit(z) + 1
+                                z &= z - 1
+                                ne += 1
+                    if ne and ur_offer(H, tech, r0 + size - 2, E, ne, a, b, c, d):
+                        kept = True
+    return kept
 
 
 @compiled.helper()
 def bug(val, cand, bb, H, E):
     """Bivalue universal grave: were the extra candidates of a few cells gone, every cell
     would hold two and every house each digit twice, a puzzle of two solutions. Type 1
-    (5.6): one such cell, its extra digit is placed; type 2 (5.7): one extra digit in all,
-    it goes from the cells seeing them all."""
+    (5.6): one such cell, whose digits but its extra one go; type 2 (5.7): one extra digit
+    in all, which goes from the cells seeing them all."""
     bugc = np.zeros(9, np.int64)
     bx = np.zeros(9, np.int64)  # each such cell's extra digits
     nb = 0
@@ -716,7 +814,13 @@ def bug(val, cand, bb, H, E):
         if POP9[extras] != 1:
             return False
         d = lowbit(extras)
-        return offer(H, T_BUG1, 56, c, d + 1, E, 0, c, 0, 0, 0)
+        ne = 0  # the cell keeps only its extra digit (serate removes the rest, places none)
+        x = cand[c] & ~extras
+        while x:
+            E[ne] = c * 10 + lowbit(x) + 1
+            x &= x - 1
+            ne += 1
+        return offer(H, T_BUG1, 56, -1, 0, E, ne, c, d + 1, 0, 0)
     if POP9[extras] == 1:
         d = lowbit(extras)
         ne = seen_by_all(bb, d, bugc, (1 << nb) - 1, E, 0)
@@ -785,4 +889,106 @@ def aligned_pair(val, cand, H, E):
                 ne += 1
             if ne:
                 return offer(H, T_APE, 62, -1, 0, E, ne, a, b, 0, 0)
+    return False
+
+
+@compiled.helper()
+def aligned_triplet(val, cand, H, E):
+    """Aligned triplet exclusion (7.5), as serate finds it. Base cells: two or more
+    candidates, no peer with one, and a peer with two or three (an excluder). For two base
+    cells (pairs in serate's order) and a third among the base cells that exclude either
+    of them, with two or more excluders in common: a choice of a digit for each of the
+    three is out when two that see each other share a digit or it leaves a common excluder
+    no digit; a digit of the three in no choice left goes. The first such triplet."""
+    base = np.zeros(81, np.int64)
+    isbase = np.zeros(81, np.bool_)
+    nb = 0
+    for c in range(81):
+        if val[c] != 0 or POP9[cand[c]] < 2:
+            continue
+        single = False
+        excluded = False
+        for k in range(20):
+            n = POP9[cand[PEERS[c, k]]]
+            if n == 1:
+                single = True
+            elif n == 2 or n == 3:
+                excluded = True
+        if excluded and not single:
+            base[nb] = c
+            isbase[c] = True
+            nb += 1
+    twin = np.zeros(40, np.int64)
+    common = np.zeros(20, np.int64)
+    cells = np.zeros(3, np.int64)
+    for n2 in range(1, nb):
+        for n1 in range(n2):
+            c0 = base[n1]
+            c1 = base[n2]
+            nt = 0  # the twin area: excluders of c0, then of c1, that are base cells
+            for s in range(2):
+                x = c0 if s == 0 else c1
+                for k in range(20):
+                    t = PEERS[x, k]
+                    if t == c0 or t == c1 or not isbase[t] or not 2 <= POP9[cand[t]] <= 3:
+                        continue
+                    seen = False
+                    for i in range(nt):
+                        if twin[i] == t:
+                            seen = True
+                    if not seen:
+                        twin[nt] = t
+                        nt += 1
+            for it in range(nt):
+                c2 = twin[it]
+                nc = 0
+                for k in range(20):
+                    x = PEERS[c0, k]
+                    if 2 <= POP9[cand[x]] <= 3 and SEES[c1, x] and SEES[c2, x]:
+                        common[nc] = cand[x]
+                        nc += 1
+                if nc < 2:
+                    continue
+                cells[0] = c0
+                cells[1] = c1
+                cells[2] = c2
+                ok0 = 0
+                ok1 = 0
+                ok2 = 0
+                m0 = cand[c0]
+                while m0:
+                    a = lowbit(m0)
+                    m0 &= m0 - 1
+                    m1 = cand[c1]
+                    while m1:
+                        b = lowbit(m1)
+                        m1 &= m1 - 1
+                        if a == b and SEES[c0, c1]:
+                            continue
+                        m2 = cand[c2]
+                        while m2:
+                            d = lowbit(m2)
+                            m2 &= m2 - 1
+                            if (d == a and SEES[c0, c2]) or (d == b and SEES[c1, c2]):
+                                continue
+                            chosen = (1 << a) | (1 << b) | (1 << d)
+                            allowed = True
+                            for i in range(nc):
+                                if common[i] & ~chosen == 0:
+                                    allowed = False
+                                    break
+                            if allowed:
+                                ok0 |= 1 << a
+                                ok1 |= 1 << b
+                                ok2 |= 1 << d
+                ne = 0
+                for i in range(3):
+                    x = cells[i]
+                    gone = cand[x] & ~(ok0 if i == 0 else (ok1 if i == 1 else ok2))
+                    while gone:
+                        E[ne] = x * 10 + lowbit(gone) + 1
+                        gone &= gone - 1
+                        ne += 1
+                if ne:
+                    return offer(H, T_ATE, 75, -1, 0, E, ne, c0, c1, c2, 0)
     return False
