@@ -900,52 +900,58 @@ def aligned_triplet(val, cand, H, E):
     of them, with two or more excluders in common: a choice of a digit for each of the
     three is out when two that see each other share a digit or it leaves a common excluder
     no digit; a digit of the three in no choice left goes. The first such triplet."""
+    small = np.zeros(3, np.int64)  # the cells with two or three candidates: excluders
+    basebb = np.zeros(3, np.int64)
+    for c in range(81):
+        if val[c] == 0 and 2 <= POP9[cand[c]] <= 3:
+            small[c // 27] |= np.int64(1) << (c % 27)
     base = np.zeros(81, np.int64)
-    isbase = np.zeros(81, np.bool_)
+    excl = np.zeros((81, 3), np.int64)  # a base cell's excluders
     nb = 0
     for c in range(81):
         if val[c] != 0 or POP9[cand[c]] < 2:
             continue
         single = False
-        excluded = False
         for k in range(20):
-            n = POP9[cand[PEERS[c, k]]]
-            if n == 1:
+            if POP9[cand[PEERS[c, k]]] == 1:
                 single = True
-            elif n == 2 or n == 3:
-                excluded = True
-        if excluded and not single:
+        n = 0
+        for w in range(3):
+            excl[c, w] = small[w] & PEER_BB[c, w]
+            n += popcount(excl[c, w])
+        if n and not single:
             base[nb] = c
-            isbase[c] = True
+            basebb[c // 27] |= np.int64(1) << (c % 27)
             nb += 1
     twin = np.zeros(40, np.int64)
     common = np.zeros(20, np.int64)
     cells = np.zeros(3, np.int64)
     for n2 in range(1, nb):
+        c1 = base[n2]
         for n1 in range(n2):
             c0 = base[n1]
-            c1 = base[n2]
-            nt = 0  # the twin area: excluders of c0, then of c1, that are base cells
+            if (popcount(excl[c0, 0] & excl[c1, 0]) + popcount(excl[c0, 1] & excl[c1, 1])
+                    + popcount(excl[c0, 2] & excl[c1, 2])) < 2:
+                continue  # the three could not share two excluders
+            nt = 0  # the twin area: c0's excluders that are base cells, then c1's others
             for s in range(2):
-                x = c0 if s == 0 else c1
-                for k in range(20):
-                    t = PEERS[x, k]
-                    if t == c0 or t == c1 or not isbase[t] or not 2 <= POP9[cand[t]] <= 3:
-                        continue
-                    seen = False
-                    for i in range(nt):
-                        if twin[i] == t:
-                            seen = True
-                    if not seen:
-                        twin[nt] = t
-                        nt += 1
+                for w in range(3):
+                    m = excl[c0, w] if s == 0 else excl[c1, w] & ~excl[c0, w]
+                    m &= basebb[w]
+                    while m:
+                        t = 27 * w + lowbit(m)
+                        m &= m - 1
+                        if t != c0 and t != c1:
+                            twin[nt] = t
+                            nt += 1
             for it in range(nt):
                 c2 = twin[it]
                 nc = 0
-                for k in range(20):
-                    x = PEERS[c0, k]
-                    if 2 <= POP9[cand[x]] <= 3 and SEES[c1, x] and SEES[c2, x]:
-                        common[nc] = cand[x]
+                for w in range(3):
+                    m = excl[c0, w] & excl[c1, w] & excl[c2, w]
+                    while m:
+                        common[nc] = cand[27 * w + lowbit(m)]
+                        m &= m - 1
                         nc += 1
                 if nc < 2:
                     continue
@@ -965,22 +971,26 @@ def aligned_triplet(val, cand, H, E):
                         m1 &= m1 - 1
                         if a == b and SEES[c0, c1]:
                             continue
-                        m2 = cand[c2]
-                        while m2:
-                            d = lowbit(m2)
-                            m2 &= m2 - 1
-                            if (d == a and SEES[c0, c2]) or (d == b and SEES[c1, c2]):
-                                continue
-                            chosen = (1 << a) | (1 << b) | (1 << d)
-                            allowed = True
-                            for i in range(nc):
-                                if common[i] & ~chosen == 0:
-                                    allowed = False
-                                    break
-                            if allowed:
-                                ok0 |= 1 << a
-                                ok1 |= 1 << b
-                                ok2 |= 1 << d
+                        ab = (1 << a) | (1 << b)
+                        # c2's digits that, with a and b, leave every common excluder one
+                        free = cand[c2]
+                        if SEES[c0, c2]:
+                            free &= ~(1 << a)
+                        if SEES[c1, c2]:
+                            free &= ~(1 << b)
+                        for i in range(nc):
+                            rest = common[i] & ~ab
+                            if rest == 0:
+                                free = 0
+                                break
+                            if POP9[rest] == 1:
+                                free &= ~rest
+                        if free:
+                            ok0 |= 1 << a
+                            ok1 |= 1 << b
+                            ok2 |= free
+                    if ok0 == cand[c0] and ok1 == cand[c1] and ok2 == cand[c2]:
+                        break  # every digit of the three is in a choice left: no hint
                 ne = 0
                 for i in range(3):
                     x = cells[i]
