@@ -32,19 +32,27 @@ def elimination(square: int, digit: int) -> str:
 
 
 def notation(step) -> str:
-    """A step in players' notation: its placements, or the pattern (when the rater's text
-    names one) and `=>` its eliminations."""
-    if step.placements:
+    """A step in players' notation: a hidden single's placement and house, a naked
+    single's placement, else the pattern (as the rater's text names it) and `=>` what the
+    step places and removes."""
+    detail = step.text.split(": ", 1)[1] if ": " in step.text else ""
+    if step.technique == "Hidden Single":
         unit = re.search(r" in (block|row|column)$", step.text)
         where = f" ({'box' if unit.group(1) == 'block' else unit.group(1)})" if unit else ""
         return placements_text(step.placements) + where
-    detail = step.text.split(": ", 1)[1] if ": " in step.text else ""
+    if step.technique == "Naked Single":
+        return placements_text(step.placements)
     detail = re.sub(r"^Cells ", "", detail)
     detail = re.sub(r" on value (\d)", r" on \1", detail)
-    gone = eliminations_text(step.eliminations)
-    if not detail or detail.endswith(" off") or "." in detail.split(" ")[0]:
-        return f"=> {gone}"  # the rater's text says no more than the eliminations
-    return f"{detail} => {gone}"
+    done = ", ".join(t for t in (placements_text(step.placements),
+                                 eliminations_text(step.eliminations)) if t)
+    if not detail or _SAYS_ONLY_WHAT.match(detail):
+        return f"=> {done}"  # the rater's text says no more than the step does
+    return f"{detail} => {done}"
+
+
+# a text that only names candidates and whether they go on or off (a forcing chain's)
+_SAYS_ONLY_WHAT = re.compile(r"^(r\dc\d\.\d,?)+ (on|off)$")
 
 
 def candidates_before(puzzle: np.ndarray, steps, k: int) -> list[int]:

@@ -12,7 +12,7 @@ from conftest import LEET, SAMPLE_CSV
 
 from pipeline.sudoku import grid, rate, replay, solver
 
-LINE = re.compile(r"^\d+\.\d [A-Z][\w\- ()+]*: (r\dc\d=\d.*|.*=> r\dc\d<>\d.*)$")
+LINE = re.compile(r"^\d+\.\d [A-Z][\w\- ()+]*: (r\dc\d=\d.*|.*=> r\dc\d(=|<>)\d.*)$")
 
 
 @pytest.fixture(scope="module")

@@ -29,6 +29,7 @@ from pipeline.sudoku.rate.path import (
     REACHED,
     STATUS,
     STATUS_NAMES,
+    STEP_WORDS,
     STEPS,
     TECHNIQUE,
     rate_all,
@@ -103,13 +104,13 @@ def _run(puzzles: np.ndarray, solutions: np.ndarray, budget: int, record: bool):
     out = np.zeros((n, 7), np.int32)
     if not record:
         if n:
-            rate_all(puzzles, solutions, int(budget), out, np.zeros((0, 0, 7), np.int32),
+            rate_all(puzzles, solutions, int(budget), out, np.zeros((0, 0, STEP_WORDS), np.int32),
                      np.zeros((0, 0), np.int32))
         return out, None
     paths = []
     for at in range(0, n, RECORD_STEP):
         k = min(RECORD_STEP, n - at)
-        t_step = np.zeros((k, MAX_STEPS, 7), np.int32)
+        t_step = np.zeros((k, MAX_STEPS, STEP_WORDS), np.int32)
         t_event = np.zeros((k, MAX_EVENTS), np.int32)
         rate_all(puzzles[at:at + k], solutions[at:at + k], int(budget), out[at:at + k],
                  t_step, t_event)
@@ -232,8 +233,9 @@ def _digits(mask: int) -> str:
 
 
 def _pattern(name: str, info) -> str | None:
-    """Serate's text of the intersections, subsets, fish, BUG type 1 and aligned
-    exclusions (techniques.py's info), or None for another technique."""
+    """Serate's text of the intersections, subsets, fish, unique rectangles, BUG type 1,
+    aligned exclusions and cycles (techniques.py's and chains.py's info), or None for
+    another technique."""
     i0, i1, i2, i3 = (int(x) for x in info[:4])
     if name in ("Pointing", "Claiming"):
         return (f"{name}: {_cells(_in_house(i1, i3))}: {i2} in {_HOUSE[i0 // 9]} and "
@@ -261,6 +263,12 @@ def _pattern(name: str, info) -> str | None:
         return f"{name}: {square_name(i0)},{square_name(i1)}"
     if name == "Aligned Triplet Exclusion":
         return f"{name}: {square_name(i0)},{square_name(i1)},{square_name(i2)}"
+    if name.startswith("Unique Rectangle"):  # techniques.deadly's words
+        cells = ",".join(square_name((i0 >> 7 * j & 127) - 1) for j in range(4))
+        return f"{name}: Cells {cells} on {i1 // 10}, {i1 % 10}"
+    if name.startswith("Bidirectional"):  # chains.name_loop's cells
+        cells = [(int(w) >> 7 * j & 127) - 1 for w in info[4:] for j in range(4)]
+        return f"{name}: " + ",".join(square_name(c) for c in cells if c >= 0)
     return None
 
 

@@ -7,11 +7,14 @@ c" (on), + 0 its negation (off). Links, on the state as it is (nothing propagate
     off -> on    with X links, the digit's other place in a house where it has two; with Y
                  links, a bivalue cell's other digit
 
-From each candidate, breadth first, three searches (Y links only, X only, both): a cycle
-back to the start (bidirectional cycle: each weak link of the loop becomes strong, which
-eliminates), or an assumption that leads to its own negation (forcing chain: a candidate
-that is on and leads to off goes, one off that leads to on is placed). Rating: the base of
-its kind plus serate's increments for the chain's length (`length_add`).
+Three kinds, in serate's order: X links only, Y only, both. From each candidate on, a
+breadth-first search for loops back to it (bidirectional cycle), where as in serate an off
+node may be reached again from another on node (`loops`): a digit of a cell off the loop
+that sees it both on and off on the loop goes. Then from the candidate on and off, a
+search for its own negation (forcing chain: a candidate that is on and leads to off goes,
+one off that leads to on is placed). Links are taken Y first, then houses box, row,
+column, as serate does, which decides which of equally long loops is met first. Rating:
+the base of its kind plus serate's increments for the chain's length (`length_add`).
 """
 
 from __future__ import annotations
@@ -19,8 +22,17 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline import compiled
-from pipeline.sudoku.rate.board import CELL_HOUSES, HOUSE_CELLS, PEERS, POP9, SEES, count_in, lowbit
+from pipeline.sudoku.rate.board import (
+    CELL_HOUSES,
+    HOUSE_CELLS,
+    PEERS,
+    PEERS_IN_ORDER,
+    POP9,
+    count_in,
+    lowbit,
+)
 from pipeline.sudoku.rate.techniques import (
+    ELIMS,
     INFO,
     RATING,
     T_FORCING_CHAIN,
@@ -55,7 +67,7 @@ def length_add(nodes):
 def build_links(cand, bb, links):
     """The links of the state, a row a node: links[n, 0] X links then at 2.., links[n, 1]
     Y links then at 22.. (on: the peers' and the cell's offs; off: the conjugates' and
-    the bivalue partner's ons)."""
+    the bivalue partner's ons), in serate's order (houses box, row, column)."""
     for c in range(81):
         m = cand[c]
         x = m
@@ -66,7 +78,7 @@ def build_links(cand, bb, links):
             off = on - 1
             nx = 0
             for k in range(20):
-                p = PEERS[c, k]
+                p = PEERS_IN_ORDER[c, k]
                 if (cand[p] >> d) & 1:
                     links[on, 2 + nx] = (p * 9 + d) << 1
                     nx += 1
@@ -80,7 +92,7 @@ def build_links(cand, bb, links):
                 ny += 1
             links[on, 1] = ny
             nx = 0
-            for t in range(3):
+            for t in (2, 0, 1):  # box, row, column: serate's order
                 h = CELL_HOUSES[c, t]
                 if count_in(bb, d, h) == 2:
                     for k in range(9):
@@ -97,16 +109,11 @@ def build_links(cand, bb, links):
 
 
 @compiled.helper()
-def bfs(links, start, use_x, use_y, loop, limit, target, parent, depth, queue, seen, mark,
-        closers):
-    """Breadth first from node `start`: parent[] and depth[] of every node reached (those
-    with seen[n] == seen[NODES]). `loop`: looking for a way back to the start, whose own
-    cell's other digits are not links (they would close the loop at once). No chain goes
-    past `limit` nodes. Not looking for a loop, it stops at node `target`; looking for one,
-    each arrival (3 links or more away) at an off node that links back to the start is
-    kept in closers (node, parent, depth; closers[0, 0] their count), and such nodes are
-    left free so that a longer way can reach them again. Returns the number of nodes
-    reached (queue[:n], in order), negative when the limit cut it short."""
+def bfs(links, start, use_x, use_y, limit, target, parent, depth, queue, seen):
+    """Breadth first from node `start` until node `target`: parent[] and depth[] of every
+    node reached (those with seen[n] == seen[NODES]). No chain goes past `limit` nodes.
+    Returns the number of nodes reached (queue[:n], in order), negative when the limit cut
+    it short."""
     # seen[n] == gen marks the nodes reached by this search: no clearing between searches
     seen[NODES] += 1
     gen = seen[NODES]
@@ -116,120 +123,132 @@ def bfs(links, start, use_x, use_y, loop, limit, target, parent, depth, queue, s
     queue[0] = start
     head = 0
     tail = 1
-    hit = False  # a forcing search stops at its target; a loop search goes on
-    closers[0, 0] = 0
-    if loop:  # links are symmetric: the nodes linking back are the start's negation's
-        off = start ^ 1
-        if use_x:
-            for k in range(links[off, 0]):
-                mark[links[off, 2 + k] ^ 1] = gen
-        if use_y:
-            for k in range(links[off, 1]):
-                mark[links[off, 22 + k] ^ 1] = gen
     while head < tail:
-        if hit:
-            return tail
         n = queue[head]
         head += 1
         dn = depth[n] + 1
         if dn + 1 > limit:
             return -tail  # cut: breadth first, every node left is as deep
-        if n & 1 or use_x:  # on -> off through peers always, off -> on through houses
-            for k in range(links[n, 0]):
-                m = links[n, 2 + k]
-                if loop and mark[m] == gen:
-                    k = closers[0, 0] + 1
-                    if dn >= 3 and k < closers.shape[0]:
-                        closers[k, 0] = m
-                        closers[k, 1] = n
-                        closers[k, 2] = dn
-                        closers[0, 0] = k
-                elif seen[m] != gen:
+        for part in range(2):  # Y links, then X (on -> off always, off -> on with X)
+            if part == 0 and not use_y:
+                continue
+            if part == 1 and not (n & 1 or use_x):
+                continue
+            base = 22 if part == 0 else 2
+            for k in range(links[n, 1 - part]):
+                m = links[n, base + k]
+                if seen[m] != gen:
                     seen[m] = gen
                     depth[m] = dn
                     parent[m] = n
                     queue[tail] = m
                     tail += 1
-                    if m == target and not loop:
-                        hit = True
-        if use_y and not (loop and n == start):
-            for k in range(links[n, 1]):
-                m = links[n, 22 + k]
-                if loop and mark[m] == gen:
-                    k = closers[0, 0] + 1
-                    if dn >= 3 and k < closers.shape[0]:
-                        closers[k, 0] = m
-                        closers[k, 1] = n
-                        closers[k, 2] = dn
-                        closers[0, 0] = k
-                elif seen[m] != gen:
-                    seen[m] = gen
-                    depth[m] = dn
-                    parent[m] = n
-                    queue[tail] = m
-                    tail += 1
-                    if m == target and not loop:
-                        hit = True
+                    if m == target:
+                        return tail
     return tail
 
 
 @compiled.helper()
-def cycle_back(cand, bb, start, use_x, use_y, depth, queue, reached, first):
-    """The index in queue, from `first` on, of the next off node (of depth >= 3) that links
-    back to `start` (on), or -1: breadth first, so the shortest loops come first."""
-    sc = start >> 1
-    c0 = sc // 9
-    d0 = sc % 9
-    for i in range(first, reached):
-        n = queue[i]
-        if n & 1 or depth[n] < 3:
-            continue
-        cd = n >> 1
-        c = cd // 9
-        d = cd % 9
-        if use_y and c == c0 and d != d0 and POP9[cand[c]] == 2:
-            return i
-        if use_x and d == d0 and c != c0 and SEES[c, c0]:
-            for t in range(3):
-                h = CELL_HOUSES[c, t]
-                if (CELL_HOUSES[c0, 0] == h or CELL_HOUSES[c0, 1] == h
-                        or CELL_HOUSES[c0, 2] == h) and count_in(bb, d, h) == 2:
-                    return i
-    return -1
+def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers):
+    """Serate's search for loops back to `start` (on), breadth first, Y links before X: an
+    on node is reached once, an off node once from each on node it is not an ancestor of
+    (so that a loop through it by another way is seen). The queue's entries: qn the node,
+    qp the entry it came from, qd its depth. Each off entry 3 links or more away that links
+    back to the start is a loop: its entry goes to closers (closers[0] their count). Returns
+    the number of entries, negative when `limit` (nodes) cut the search short."""
+    seen[NODES] += 1
+    gen = seen[NODES]
+    seen[start] = gen
+    qn[0] = start
+    qp[0] = -1
+    qd[0] = 0
+    head = 0
+    tail = 1
+    closers[0] = 0
+    back = start ^ 1  # the off nodes linking back to start are those start's off links to
+    while head < tail:
+        e = head
+        n = qn[e]
+        head += 1
+        dn = qd[e] + 1
+        if dn + 1 > limit:
+            return -tail
+        for part in range(2):  # Y links, then X
+            if part == 0 and not use_y:
+                continue
+            if part == 1 and not (n & 1 or use_x):
+                continue
+            base = 22 if part == 0 else 2
+            for k in range(links[n, 1 - part]):
+                m = links[n, base + k]
+                if m & 1:  # on: once
+                    if seen[m] == gen:
+                        continue
+                    seen[m] = gen
+                else:  # off: again from another on, unless it is an ancestor
+                    up = e
+                    while up >= 0 and qn[up] != m:
+                        up = qp[up]
+                    if up >= 0:
+                        continue
+                if tail >= qn.shape[0]:
+                    return -tail
+                qn[tail] = m
+                qp[tail] = e
+                qd[tail] = dn
+                if (m & 1) == 0 and dn >= 3 and closers[0] + 1 < closers.shape[0]:
+                    if links_to(links, m, back ^ 1, use_x, use_y):
+                        closers[0] += 1
+                        closers[closers[0]] = tail
+                tail += 1
+    return tail
+
+
+@compiled.helper(inline="always")
+def links_to(links, n, m, use_x, use_y):
+    """Whether node n (off) links to node m (on)."""
+    if use_y:
+        for k in range(links[n, 1]):
+            if links[n, 22 + k] == m:
+                return True
+    if use_x:
+        for k in range(links[n, 0]):
+            if links[n, 2 + k] == m:
+                return True
+    return False
 
 
 @compiled.helper()
-def cycle_eliminations(cand, start, last, parent, E, onloop):
-    """What a loop (start, ..., last, back to start) removes: each weak link a(on) -> b(off)
-    becomes strong, so the digit goes from the cells seeing both (same digit), or the
-    cell's other digits go (same cell)."""
+def loop_eliminations(cand, last, qn, qp, E, forw, back):
+    """What the loop ending at entry `last` removes, by serate's rule: a digit of a cell
+    off the loop that sees the same digit both on and off on the loop."""
+    for c in range(81):
+        forw[c] = 0
+        back[c] = 0  # bits 0-8 the digits seen off, bit 9: the cell is on the loop
+    e = last
+    while e >= 0:
+        back[(qn[e] >> 1) // 9] |= 1 << 9
+        e = qp[e]
+    e = last
+    while e >= 0:
+        n = qn[e]
+        c = (n >> 1) // 9
+        bit = 1 << ((n >> 1) % 9)
+        for k in range(20):
+            p = PEERS[c, k]
+            if (back[p] >> 9) & 1 == 0 and cand[p] & bit:
+                if n & 1:
+                    forw[p] |= bit
+                else:
+                    back[p] |= bit
+        e = qp[e]
     ne = 0
-    for i in range(729):
-        onloop[i] = 0
-    n = last
-    while n >= 0:
-        onloop[n >> 1] = 1
-        n = parent[n]
-    n = last
-    while n >= 0:
-        a = parent[n] if (n & 1) == 0 else -1
-        if a >= 0:  # a on -> n off
-            ca = (a >> 1) // 9
-            da = (a >> 1) % 9
-            cb = (n >> 1) // 9
-            db = (n >> 1) % 9
-            if ca == cb:
-                x = cand[ca] & ~((1 << da) | (1 << db))
-                while x:
-                    e = lowbit(x)
-                    x &= x - 1
-                    ne = add_elim(E, ne, ca, e)
-            else:
-                for p in range(81):
-                    if p != ca and p != cb and (cand[p] >> da) & 1 and SEES[p, ca] \
-                            and SEES[p, cb] and onloop[p * 9 + da] == 0:
-                        ne = add_elim(E, ne, p, da)
-        n = parent[n]
+    for c in range(81):
+        x = forw[c] & back[c] & 0x1FF
+        while x:
+            E[ne] = c * 10 + lowbit(x) + 1
+            x &= x - 1
+            ne += 1
     return ne
 
 
@@ -242,6 +261,33 @@ def add_elim(E, ne, c, d):
             return ne
     E[ne] = v
     return ne + 1
+
+
+@compiled.helper()
+def name_loop(H, start, last, qn, qp):
+    """The loop's cells into H[INFO + 4..] for its text, as serate names them: from the
+    start's first link round to the start; four cells a word, each + 1 in 7 bits (0: no
+    more)."""
+    for k in range(4, ELIMS - INFO):
+        H[INFO + k] = 0
+    path = np.empty(NODES, np.int64)
+    n = 0
+    e = last
+    while e > 0:  # entry 0 is the start
+        path[n] = (qn[e] >> 1) // 9
+        n += 1
+        e = qp[e]
+    path[n] = (start >> 1) // 9
+    named = 0
+    for i in range(n - 1, -2, -1):
+        c = path[i] if i >= 0 else path[n]
+        seen = False
+        for j in range(named):
+            if ((H[INFO + 4 + j // 4] >> (7 * (j % 4))) & 127) == c + 1:
+                seen = True
+        if not seen and named < 4 * (ELIMS - INFO - 4):
+            H[INFO + 4 + named // 4] |= (c + 1) << (7 * (named % 4))
+            named += 1
 
 
 @compiled.helper()
@@ -263,23 +309,26 @@ def easier(H, r, nodes):
 
 
 @compiled.helper()
-def forcing_chains(val, cand, bb, H, E, parent, depth, queue, onloop, seen, mark, links,
-                   effort):
+def forcing_chains(val, cand, bb, H, E, parent, depth, queue, onloop, seen, links, effort):
     """The easiest cycle or forcing chain (X, Y, XY), offered to H."""
     build_links(cand, bb, links)
-    chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, mark, links, effort,
-                1000)
+    chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, links, effort, 1000)
     return H[TECH] != 0
 
 
 @compiled.helper()
-def chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, mark, links,
-                effort, level):
+def chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, links, effort,
+                level):
     """The chains rated at most `level`, offered to H; True when no search was cut short
-    (no longer chain exists)."""
+    (no longer chain exists). Serate's order: X links only, then Y only (loops only, from
+    bivalue cells), then both; each candidate's loops, then its forcing chains on, off."""
     whole = True
-    closers = np.zeros((64, 3), np.int64)
-    for kind in range(3):  # 0: Y links only, 1: X only, 2: both
+    closers = np.zeros(256, np.int64)
+    qn = np.empty(NODES * 16, np.int32)  # the loop search's entries (loops)
+    qp = np.empty(NODES * 16, np.int32)
+    qd = np.empty(NODES * 16, np.int32)
+    forw = np.empty(81, np.int64)
+    for kind in (1, 0, 2):  # 0: Y links only, 1: X only, 2: both
         use_x = kind >= 1
         use_y = kind != 1
         for c in range(81):
@@ -292,37 +341,35 @@ def chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, mark, l
                 d = lowbit(x)
                 x &= x - 1
                 node = (c * 9 + d) << 1
-                for on in range(2):
+                start = node | 1
+                effort[0] += 1
+                base = 70 if kind == 2 else 65
+                limit = longest(base, min(H[RATING], level))
+                if loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers) < 0:
+                    whole = False
+                for k in range(1, closers[0] + 1):  # the shortest loop that eliminates
+                    last = closers[k]
+                    nodes = qd[last] + 1
+                    r = base + length_add(nodes)
+                    if not easier(H, r, nodes):
+                        break
+                    ne = loop_eliminations(cand, last, qn, qp, E, forw, onloop)
+                    if ne:
+                        H[RATING] = r + 1  # so that offer takes it
+                        tech = T_XY_CYCLE if kind == 2 else (
+                            T_X_CYCLE if kind == 1 else T_Y_CYCLE)
+                        offer(H, tech, r, -1, 0, E, ne, start, last, nodes, 0)
+                        name_loop(H, start, last, qn, qp)
+                        break
+                if kind == 0:
+                    continue
+                for on in (1, 0):
                     start = node | on
                     effort[0] += 1
-                    if on == 1:
-                        limit = longest(70 if kind == 2 else 65, min(H[RATING], level))
-                        if bfs(links, start, use_x, use_y, True, limit, -1, parent, depth,
-                               queue, seen, mark, closers) < 0:
-                            whole = False
-                        # the shortest loop that eliminates
-                        for k in range(1, closers[0, 0] + 1):
-                            last = closers[k, 0]
-                            parent[last] = closers[k, 1]
-                            nodes = closers[k, 2] + 1
-                            base = 70 if kind == 2 else 65
-                            r = base + length_add(nodes)
-                            if not easier(H, r, nodes):
-                                break
-                            ne = cycle_eliminations(cand, start, last, parent, E, onloop)
-                            if ne:
-                                H[RATING] = r + 1  # so that offer takes it
-                                tech = T_XY_CYCLE if kind == 2 else (
-                                    T_X_CYCLE if kind == 1 else T_Y_CYCLE)
-                                offer(H, tech, r, -1, 0, E, ne, start, last, nodes, 0)
-                                break
-                    if kind == 0:
-                        continue
-                    if True:
-                        limit = longest(70 if kind == 2 else 66, min(H[RATING], level))
-                        if bfs(links, start, use_x, use_y, False, limit, start ^ 1, parent,
-                               depth, queue, seen, mark, closers) < 0:
-                            whole = False
+                    limit = longest(70 if kind == 2 else 66, min(H[RATING], level))
+                    if bfs(links, start, use_x, use_y, limit, start ^ 1, parent, depth,
+                           queue, seen) < 0:
+                        whole = False
                     target = start ^ 1
                     if seen[target] == seen[NODES]:
                         nodes = depth[target] + 1

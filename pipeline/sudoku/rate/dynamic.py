@@ -41,7 +41,7 @@ from collections import namedtuple
 import numpy as np
 
 from pipeline import compiled
-from pipeline.sudoku.rate.board import CELL_HOUSES, HOUSE_CELLS, POP9, lowbit
+from pipeline.sudoku.rate.board import CELL_HOUSES, HOUSE_CELLS, PEERS_IN_ORDER, POP9, lowbit
 from pipeline.sudoku.rate.chains import NODES, length_add
 from pipeline.sudoku.rate.techniques import (
     ELIMS,
@@ -72,21 +72,6 @@ SLOTS = OFF_SLOT + 1
 WORDS = (NODES + 63) // 64
 MAXPAR = 10  # a node's parents: what implied it, and up to 8 offs that made it single
 
-
-def _serates_peers():
-    """Each cell's 20 peers in the order serate takes them off: its box, then the rest of
-    its row, then the rest of its column (each in the house's order)."""
-    out = np.zeros((81, 20), np.int64)
-    for c in range(81):
-        seen = [o for o in HOUSE_CELLS[CELL_HOUSES[c, 2]] if o != c]
-        for which in (0, 1):
-            seen += [o for o in HOUSE_CELLS[CELL_HOUSES[c, which]]
-                     if o != c and CELL_HOUSES[o, 2] != CELL_HOUSES[c, 2]]
-        out[c] = seen
-    return out
-
-
-PEERS_IN_ORDER = _serates_peers()
 
 # The runs' records and scratch: per slot, has a bit per node reached, order the nodes in
 # the order reached, count how many, npar/par each node's parents (read only for nodes

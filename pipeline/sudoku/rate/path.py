@@ -18,6 +18,7 @@ from pipeline.sudoku.rate.board import place, setup
 from pipeline.sudoku.rate.chains import NODES, forcing_chains
 from pipeline.sudoku.rate.dynamic import assumptions, new_work
 from pipeline.sudoku.rate.techniques import (
+    CHAIN_BASE,
     ELIMS,
     HINT_SIZE,
     INFO,
@@ -48,6 +49,21 @@ ER, EP, ED, TECHNIQUE, STEPS, STATUS, REACHED = range(7)
 FIRST_MISSING = 90  # the easiest rating of the techniques we lack (dynamic chains (+))
 MAX_STEPS = 810  # a step places a digit or removes a candidate: at most 81 + 729
 MAX_EVENTS = 810
+STEP_WORDS = 3 + ELIMS - INFO  # a recorded step: technique, rating, end of events, info
+
+
+@compiled.helper()
+def as_serate(tech, rating):
+    """A step's rating as serate's double: a chain's is its base plus 0.1 added once for
+    each increment of its length, which can fall a hair above or below the tenth (6.5 + 0.1
+    + 0.1 > 6.6 + 0.1); the others' are the tenth itself."""
+    base = CHAIN_BASE[tech]
+    if base == 0:
+        return rating / 10.0
+    added = 0.0
+    for _ in range(rating - base):
+        added += 0.1
+    return base / 10.0 + added
 
 
 @compiled.helper()
@@ -101,7 +117,7 @@ def next_step(val, cand, bb, H, E, effort, scratch, links, W):
         return True
     effort[0] += 1
     if forcing_chains(val, cand, bb, H, E, scratch[0], scratch[1], scratch[2], scratch[3],
-                      scratch[4], scratch[5], links, effort):
+                      scratch[4], links, effort):
         return True
     effort[0] += 1
     if aligned_triplet(val, cand, H, E):
@@ -113,7 +129,7 @@ def next_step(val, cand, bb, H, E, effort, scratch, links, W):
 def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch, links, W,
              t_step, t_event, record):
     """Rate one puzzle into out[ER..REACHED]; with `record`, the path into t_step (a row a
-    step: technique, rating, end of its events in t_event, four words of INFO) and t_event
+    step: technique, rating, end of its events in t_event, the words of INFO) and t_event
     (1000 + cell * 10 + digit a placement, cell * 10 + digit an elimination)."""
     for k in range(7):
         out[k] = 0
@@ -121,6 +137,7 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch
         out[STATUS] = INVALID
         return
     er = 0
+    erx = 0.0
     ep = 0
     ed = 0
     tech = 0
@@ -130,7 +147,6 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch
     effort[0] = 0
     for k in range(scratch.shape[1]):
         scratch[4, k] = 0  # the chains' generations (seen)
-        scratch[5, k] = 0  # and marks
     left = 0
     for c in range(81):
         if val[c] == 0:
@@ -150,7 +166,9 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch
             out[STEPS] = steps
             return
         r = H[RATING]
-        if r > er:
+        x = as_serate(H[TECH], r)
+        if x > erx:  # as serate compares: a chain's 6.5 + 0.2 is more than 6.6 + 0.1
+            erx = x
             er = r
             tech = H[TECH]
         if steps == 0:
@@ -187,7 +205,7 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch
             t_step[steps, 0] = H[TECH]
             t_step[steps, 1] = r
             t_step[steps, 2] = nev
-            for k in range(4):
+            for k in range(ELIMS - INFO):
                 t_step[steps, 3 + k] = H[INFO + k]
         steps += 1
     out[ER] = er
@@ -209,13 +227,13 @@ def rate_all(puzzles, solutions, budget, out, t_step, t_event):
     H = np.zeros(HINT_SIZE, np.int64)
     E = np.zeros(HINT_SIZE, np.int64)
     effort = np.zeros(1, np.int64)
-    # the chains' parent, depth, queue, loop, seen and mark (chains.py); the searches'
+    # the chains' parent, depth, queue, loop marks and seen (chains.py); the searches'
     # generations restart with each puzzle, so int32 holds them (one a search: the budget)
-    scratch = np.zeros((6, NODES + 1), np.int32)
+    scratch = np.zeros((5, NODES + 1), np.int32)
     links = np.zeros((NODES, 30), np.int16)  # the chains' links (chains.build_links)
     W = new_work(effort)  # the chains from an assumption's records (dynamic.py)
     record = t_step.shape[0] == puzzles.shape[0] and t_step.shape[1] > 0
-    no_steps = np.zeros((0, 7), np.int32)
+    no_steps = np.zeros((0, STEP_WORDS), np.int32)
     no_events = np.zeros(0, np.int32)
     for i in range(puzzles.shape[0]):
         if record:
@@ -242,6 +260,6 @@ def first_hint(cand, H):
                 bb[d, c // 27] |= np.int64(1) << (c % 27)
     E = np.zeros(HINT_SIZE, np.int64)
     effort = np.zeros(1, np.int64)
-    scratch = np.zeros((6, NODES + 1), np.int32)
+    scratch = np.zeros((5, NODES + 1), np.int32)
     links = np.zeros((NODES, 30), np.int16)
     return next_step(val, c2, bb, H, E, effort, scratch, links, new_work(effort))

@@ -5,7 +5,8 @@ the easiest offered (a later one only when strictly easier, so ties go to the fi
 
     H[TECH]  technique id        H[RATING] tenths        H[PCELL], H[PDIG] the placement (-1)
     H[NELIM] eliminations, each cell * 10 + digit at H[ELIMS + i]
-    H[INFO + i] a few cells or digits that name the pattern (for the step's text)
+    H[INFO + i] a few cells or digits that name the pattern (for the step's text; offer
+                sets four, a loop's cells follow: chains.name_loop)
 
 Finders are called in serate's order of producers (path.py); each returns whether it
 offered. `E` is a scratch list of eliminations the size of H's.
@@ -57,6 +58,14 @@ TECHNIQUES = (
  T_DYN_CELL_FC, T_DYN_REGION_FC, T_ATE) = range(1, len(TECHNIQUES))
 
 TECH, RATING, PCELL, PDIG, NELIM, INFO, ELIMS = 0, 1, 2, 3, 4, 5, 16
+# the chains' base ratings (tenths), to which serate adds 0.1 for each length increment
+CHAIN_BASE = np.zeros(len(TECHNIQUES), np.int64)
+CHAIN_BASE[[T_X_CYCLE, T_Y_CYCLE]] = 65
+CHAIN_BASE[[T_TURBOT, T_FORCING_X_CHAIN]] = 66
+CHAIN_BASE[[T_XY_CYCLE, T_FORCING_CHAIN]] = 70
+CHAIN_BASE[T_NISHIO] = 75
+CHAIN_BASE[[T_CELL_FC, T_REGION_FC]] = 80
+CHAIN_BASE[[T_DYN_CONTRADICTION_FC, T_DYN_DOUBLE_FC, T_DYN_CELL_FC, T_DYN_REGION_FC]] = 85
 HINT_SIZE = ELIMS + 729
 NO_HINT = 10000  # H[RATING] while nothing was offered
 NAKED_TECH = np.array([0, 0, T_NAKED_PAIR, T_NAKED_TRIPLET, T_NAKED_QUAD], np.int64)
@@ -594,11 +603,11 @@ def unique_loop(val, cand, bb, H, E):
 
 
 @compiled.helper()
-def ur_offer(H, tech, rating, E, ne, a, b, c, d):
+def ur_offer(H, tech, rating, E, ne, named, digits):
     """offer, and among rectangles of one rating the lower type first (serate's order)."""
     if rating == H[RATING] and tech < H[TECH]:
         H[RATING] = rating + 1
-    return offer(H, tech, rating, -1, 0, E, ne, a, b, c, d)
+    return offer(H, tech, rating, -1, 0, E, ne, named, digits, 0, 0)
 
 
 @compiled.helper()
@@ -621,17 +630,25 @@ def deadly(val, cand, bb, H, E, cells, n, pair, u, v):
         if cand[cells[k]] != pair:
             extra |= 1 << k
             n_extra += 1
-    if n_extra == 0:
-        return False
-    i0 = cells[0]
-    i1 = cells[1]
-    i2 = cells[2]
-    i3 = cells[3]
+    if n_extra == 0 or n_extra == n:
+        return False  # serate starts its loops from a cell holding only u and v
+    # the text's words: a rectangle's cells in serate's order (from its first cell holding
+    # only u and v, towards the corner in its box; each + 1 in 7 bits), and the digits
+    named = 0
+    if n == 4:
+        s = -1
+        for k in range(4):
+            if cand[cells[k]] == pair and (s < 0 or cells[k] < cells[s]):
+                s = k
+        step = 1 if CELL_HOUSES[cells[(s + 1) % 4], 2] == CELL_HOUSES[cells[s], 2] else 3
+        for j in range(4):
+            named |= (cells[(s + j * step) % 4] + 1) << (7 * j)
+    digits = (u + 1) * 10 + v + 1
     if n_extra == 1:  # type 1: the odd cell is not u nor v
         e = cells[lowbit(extra)]
         E[0] = e * 10 + u + 1
         E[1] = e * 10 + v + 1
-        return ur_offer(H, t1, r0, E, 2, i0, i1, i2, i3)
+        return ur_offer(H, t1, r0, E, 2, named, digits)
     # type 2: one extra digit, the same in every odd cell: out of the cells seeing them all
     x = 0
     one = True
@@ -644,7 +661,7 @@ def deadly(val, cand, bb, H, E, cells, n, pair, u, v):
     kept = False
     if one:
         ne = seen_by_all(bb, lowbit(x), cells, extra, E, 0)
-        if ne and ur_offer(H, t1 + 1, r0, E, ne, i0, i1, i2, i3):
+        if ne and ur_offer(H, t1 + 1, r0, E, ne, named, digits):
             kept = True
     if n_extra != 2:
         return kept
@@ -663,16 +680,16 @@ def deadly(val, cand, bb, H, E, cells, n, pair, u, v):
             if count_in(bb, keep, h) == 2:
                 E[0] = e1 * 10 + drop + 1
                 E[1] = e2 * 10 + drop + 1
-                if ur_offer(H, t1 + 3, r0, E, 2, i0, i1, i2, i3):
+                if ur_offer(H, t1 + 3, r0, E, 2, named, (keep + 1) * 10 + drop + 1):
                     kept = True
     if POP9[(cand[e1] | cand[e2]) & ~pair] >= 2 and ur_type3(
-            val, cand, bb, H, E, e1, e2, pair, t1 + 2, r0, i0, i1, i2, i3):
+            val, cand, bb, H, E, e1, e2, pair, t1 + 2, r0, named, digits):
         kept = True
     return kept
 
 
 @compiled.helper()
-def ur_type3(val, cand, bb, H, E, e1, e2, pair, tech, r0, a, b, c, d):
+def ur_type3(val, cand, bb, H, E, e1, e2, pair, tech, r0, named, digits):
     """Type 3, by serate's rules: the two odd corners e1, e2 share a house. Naked: e1 as a
     cell holding their extras, with `size` - 1 other cells of the house (not e2), holds
     `size` digits; each digit goes from the cells seeing all that hold it (rating + 0.1 a
@@ -733,7 +750,7 @@ def ur_type3(val, cand, bb, H, E, e1, e2, pair, tech, r0, a, b, c, d):
                                 E[ne] = (27 * w + lowbit(z)) * 10 + dg + 1
                                 z &= z - 1
                                 ne += 1
-                    if ne and ur_offer(H, tech, r0 + size - 1, E, ne, a, b, c, d):
+                    if ne and ur_offer(H, tech, r0 + size - 1, E, ne, named, digits):
                         kept = True
             if 2 * size < empty and size - 2 <= POP9[rest]:
                 for s in range(512):
@@ -762,7 +779,7 @@ def ur_type3(val, cand, bb, H, E, e1, e2, pair, tech, r0, a, b, c, d):
                                 E[ne] = x * 10 + lowbit(z) + 1
                                 z &= z - 1
                                 ne += 1
-                    if ne and ur_offer(H, tech, r0 + size - 2, E, ne, a, b, c, d):
+                    if ne and ur_offer(H, tech, r0 + size - 2, E, ne, named, digits):
                         kept = True
     return kept
 
