@@ -108,6 +108,15 @@ def build_links(cand, bb, links):
             links[off, 1] = ny
 
 
+@compiled.helper(inline="always")
+def links_of(links, n, part, use_x, use_y):
+    """Node n's links of one part (0: Y, 1: X) that a search takes: their count and where
+    they start in n's row. On -> off X links are taken always, off -> on ones only with X."""
+    if part == 0:
+        return (links[n, 1] if use_y else 0), 22
+    return (links[n, 0] if (n & 1 or use_x) else 0), 2
+
+
 @compiled.helper()
 def bfs(links, start, use_x, use_y, limit, target, parent, depth, queue, seen):
     """Breadth first from node `start` until node `target`: parent[] and depth[] of every
@@ -129,13 +138,9 @@ def bfs(links, start, use_x, use_y, limit, target, parent, depth, queue, seen):
         dn = depth[n] + 1
         if dn + 1 > limit:
             return -tail  # cut: breadth first, every node left is as deep
-        for part in range(2):  # Y links, then X (on -> off always, off -> on with X)
-            if part == 0 and not use_y:
-                continue
-            if part == 1 and not (n & 1 or use_x):
-                continue
-            base = 22 if part == 0 else 2
-            for k in range(links[n, 1 - part]):
+        for part in range(2):  # Y links, then X
+            count, base = links_of(links, n, part, use_x, use_y)
+            for k in range(count):
                 m = links[n, base + k]
                 if seen[m] != gen:
                     seen[m] = gen
@@ -165,7 +170,6 @@ def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers):
     head = 0
     tail = 1
     closers[0] = 0
-    back = start ^ 1  # the off nodes linking back to start are those start's off links to
     while head < tail:
         e = head
         n = qn[e]
@@ -174,12 +178,8 @@ def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers):
         if dn + 1 > limit:
             return -tail
         for part in range(2):  # Y links, then X
-            if part == 0 and not use_y:
-                continue
-            if part == 1 and not (n & 1 or use_x):
-                continue
-            base = 22 if part == 0 else 2
-            for k in range(links[n, 1 - part]):
+            count, base = links_of(links, n, part, use_x, use_y)
+            for k in range(count):
                 m = links[n, base + k]
                 if m & 1:  # on: once
                     if seen[m] == gen:
@@ -197,7 +197,7 @@ def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers):
                 qp[tail] = e
                 qd[tail] = dn
                 if (m & 1) == 0 and dn >= 3 and closers[0] + 1 < closers.shape[0]:
-                    if links_to(links, m, back ^ 1, use_x, use_y):
+                    if links_to(links, m, start, use_x, use_y):
                         closers[0] += 1
                         closers[closers[0]] = tail
                 tail += 1
