@@ -324,7 +324,8 @@ def chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, links, 
     bivalue cells), then both; each candidate's loops, then its forcing chains on, off."""
     whole = True
     closers = np.zeros(256, np.int64)
-    qn = np.empty(NODES * 16, np.int32)  # the loop search's entries (loops)
+    # the loop search's entries: at most 729 ons, each giving at most 28 offs (loops)
+    qn = np.empty(NODES * 16, np.int32)
     qp = np.empty(NODES * 16, np.int32)
     qd = np.empty(NODES * 16, np.int32)
     forw = np.empty(81, np.int64)
