@@ -139,6 +139,7 @@ def explain_one(puzzle: np.ndarray, board: int | None, fmt: str, budget: int) ->
                           "cells": sorted({square_name(q) for q, _ in
                                            (*s.placements, *s.eliminations)}),
                           "digits": sorted({d for _, d in (*s.placements, *s.eliminations)}),
+                          "pattern": list(dict.fromkeys(re.findall(r"r\dc\d", s.text))),
                           "placements": [placement(q, d) for q, d in s.placements],
                           "eliminations": [elimination(q, d) for q, d in s.eliminations],
                           "text": s.text} for k, s in enumerate(steps)]}

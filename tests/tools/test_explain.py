@@ -54,6 +54,12 @@ def test_the_json_steps_replay_to_the_solution(run_cli, hard):
              for s in out["steps"]]
     assert replay.why_not(hard, _solution(hard), steps) is None
     assert out["er"] == max(s["rating"] for s in out["steps"])
+    for s in out["steps"]:  # the pattern: the cells the step's text names
+        assert s["pattern"] and all(re.fullmatch(r"r\dc\d", p) for p in s["pattern"]), s
+        if s["technique"] in ("Pointing", "Claiming"):  # in one box and one line
+            rows, cols = {p[1] for p in s["pattern"]}, {p[3] for p in s["pattern"]}
+            boxes = {(int(p[1]) - 1) // 3 * 3 + (int(p[3]) - 1) // 3 for p in s["pattern"]}
+            assert len(boxes) == 1 and 1 in (len(rows), len(cols)), s
 
 
 def test_the_board_before_a_step_keeps_every_solution_digit(run_cli, hard):
