@@ -51,6 +51,7 @@ def load(path: Path) -> dict[str, np.ndarray | list[str]]:
     tenths = {k: np.array([round(10 * float(r[k])) if r[k] else -1 for r in rows], np.int64)
               for k in ("er", "ep", "ed")}  # fmt: skip
     return {"puzzle": [r["puzzle"] for r in rows], **tenths,
+            "technique": [r["technique"] for r in rows],
             "seconds": np.array([float(r["seconds"]) for r in rows])}  # fmt: skip
 
 
@@ -77,7 +78,8 @@ def pct(k: int, n: int) -> str:
     return f"{100 * k / n:5.1f}%" if n else "    -"
 
 
-def agreement(name: str, ref: dict, ours, names: tuple[str, ...], show: int = 0) -> dict:
+def agreement(name: str, ref: dict, ours, names: tuple[str, ...], techniques: tuple[str, ...],
+              show: int = 0) -> dict:
     """Print the set's table (and its first `show` puzzles that we rate differently);
     return its counts for the thresholds."""
     ok = ours.status == names.index("ok")
@@ -116,6 +118,8 @@ def agreement(name: str, ref: dict, ours, names: tuple[str, ...], show: int = 0)
         "low_near": int((abs(er[low] - ref["er"][low]) <= 1).sum()),
         "ep_eq": int((ep[known] == ref["ep"][known]).sum()),
         "ed_eq": int((ed[known] == ref["ed"][known]).sum()),
+        "tech_eq": sum(bool(ok[i]) and techniques[ours.technique[i]] == ref["technique"][i]
+                       for i in np.flatnonzero(low)),
     }  # fmt: skip
 
 
@@ -127,12 +131,14 @@ def thresholds(counts: list[dict]) -> None:
         ("ER within 0.1, serate ER <= 9.0", tot["low_near"], tot["low"], 99.5),
         ("EP equal", tot["ep_eq"], tot["n"], 99.0),
         ("ED equal", tot["ed_eq"], tot["n"], 99.0),
+        ("ER's technique equal, ER <= 9.0", tot["tech_eq"], tot["low"], 0.0),
     ]
     print("\nparity over every held-out set (issue 24, 3):")
     for what, k, n, aim in checks:
         got = 100 * k / n if n else float("nan")
         verdict = "met" if n and got >= aim else "NOT met" if n else "no puzzles"
-        print(f"  {what:<34} {k:>5} of {n:<5} {got:6.1f}%  (aim >= {aim:g}%: {verdict})")
+        aimed = f"  (aim >= {aim:g}%: {verdict})" if aim else "  (no aim set)"
+        print(f"  {what:<34} {k:>5} of {n:<5} {got:6.1f}%{aimed}")
 
 
 def our_speed(
@@ -203,7 +209,8 @@ def main() -> None:
         t0 = time.perf_counter()
         result = rate.rate_grids(puzzles, solutions)
         first = time.perf_counter() - t0
-        counts.append(agreement(name, ref, result, rate.STATUS_NAMES, args.show))
+        counts.append(agreement(name, ref, result, rate.STATUS_NAMES, rate.TECHNIQUES,
+                                 args.show))
         ours = len(puzzles) / first if first > seconds else our_speed(
             rate, puzzles, solutions, seconds, rounds)  # fmt: skip
         ok = np.flatnonzero(result.status == rate.STATUS_NAMES.index("ok"))
