@@ -263,13 +263,17 @@ def _pattern(name: str, info) -> str | None:
         return f"{name}: {square_name(i0)},{square_name(i1)}"
     if name == "Aligned Triplet Exclusion":
         return f"{name}: {square_name(i0)},{square_name(i1)},{square_name(i2)}"
-    if name.startswith("Unique Rectangle"):  # techniques.deadly's words
-        cells = ",".join(square_name((i0 >> 7 * j & 127) - 1) for j in range(4))
-        return f"{name}: Cells {cells} on {i1 // 10}, {i1 % 10}"
-    if name.startswith("Bidirectional"):  # chains.name_loop's cells
-        cells = [(int(w) >> 7 * j & 127) - 1 for w in info[4:] for j in range(4)]
-        return f"{name}: " + ",".join(square_name(c) for c in cells if c >= 0)
+    if name.startswith("Unique"):  # techniques.deadly's words
+        return f"{name}: {_cells(_named(info))} on {i1 // 10}, {i1 % 10}"
+    if name.startswith("Bidirectional"):  # chains.name_loop's
+        return f"{name}: " + ",".join(square_name(c) for c in _named(info))
     return None
+
+
+def _named(info) -> list[int]:
+    """The cells a step's record lists from INFO + 4 on (four a word, each + 1 in 7 bits)."""
+    cells = [(int(w) >> 7 * j & 127) - 1 for w in info[4:] for j in range(4)]
+    return [c for c in cells if c >= 0]
 
 
 def _text(tech: int, info, placements, eliminations) -> str:

@@ -604,10 +604,15 @@ def unique_loop(val, cand, bb, H, E):
 
 @compiled.helper()
 def ur_offer(H, tech, rating, E, ne, named, digits):
-    """offer, and among rectangles of one rating the lower type first (serate's order)."""
+    """offer, and among rectangles of one rating the lower type first (serate's order);
+    the pattern's cells (`named`: deadly's words) go to H[INFO + 4..] for the text."""
     if rating == H[RATING] and tech < H[TECH]:
         H[RATING] = rating + 1
-    return offer(H, tech, rating, -1, 0, E, ne, named, digits, 0, 0)
+    if not offer(H, tech, rating, -1, 0, E, ne, 0, digits, 0, 0):
+        return False
+    for k in range(ELIMS - INFO - 4):
+        H[INFO + 4 + k] = named[k] if k < named.shape[0] else 0
+    return True
 
 
 @compiled.helper()
@@ -615,6 +620,14 @@ def rectangle(val, cand, bb, H, E, a, b, c, d, pair, u, v):
     """The hints of one rectangle (corners a b / c d, a-d diagonal) on the digits u, v."""
     cells = np.array([a, b, d, c])  # in loop order
     return deadly(val, cand, bb, H, E, cells, 4, pair, u, v)
+
+
+@compiled.helper(inline="always")
+def first_house(a, b):
+    """Which house of a's that b shares serate looks in first: 0 box, 1 row, 2 column."""
+    if CELL_HOUSES[a, 2] == CELL_HOUSES[b, 2]:
+        return 0
+    return 1 if CELL_HOUSES[a, 0] == CELL_HOUSES[b, 0] else 2
 
 
 @compiled.helper()
@@ -632,17 +645,19 @@ def deadly(val, cand, bb, H, E, cells, n, pair, u, v):
             n_extra += 1
     if n_extra == 0 or n_extra == n:
         return False  # serate starts its loops from a cell holding only u and v
-    # the text's words: a rectangle's cells in serate's order (from its first cell holding
-    # only u and v, towards the corner in its box; each + 1 in 7 bits), and the digits
-    named = 0
-    if n == 4:
-        s = -1
-        for k in range(4):
-            if cand[cells[k]] == pair and (s < 0 or cells[k] < cells[s]):
-                s = k
-        step = 1 if CELL_HOUSES[cells[(s + 1) % 4], 2] == CELL_HOUSES[cells[s], 2] else 3
-        for j in range(4):
-            named |= (cells[(s + j * step) % 4] + 1) << (7 * j)
+    # the text's words: the cells in serate's order, from the first cell holding only u
+    # and v towards its neighbour in a house it looks in first (box, row, column), four a
+    # word, each + 1 in 7 bits; and the digits
+    named = np.zeros((n + 3) // 4, np.int64)
+    s = -1
+    for k in range(n):
+        if cand[cells[k]] == pair and (s < 0 or cells[k] < cells[s]):
+            s = k
+    step = 1
+    if first_house(cells[s], cells[(s + n - 1) % n]) < first_house(cells[s], cells[(s + 1) % n]):
+        step = n - 1
+    for j in range(n):
+        named[j // 4] |= (cells[(s + j * step) % n] + 1) << (7 * (j % 4))
     digits = (u + 1) * 10 + v + 1
     if n_extra == 1:  # type 1: the odd cell is not u nor v
         e = cells[lowbit(extra)]
