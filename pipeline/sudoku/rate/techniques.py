@@ -5,8 +5,9 @@ the easiest offered (a later one only when strictly easier, so ties go to the fi
 
     H[TECH]  technique id        H[RATING] tenths        H[PCELL], H[PDIG] the placement (-1)
     H[NELIM] eliminations, each cell * 10 + digit at H[ELIMS + i]
-    H[INFO + i] a few cells or digits that name the pattern (for the step's text; offer
-                sets four, a loop's cells follow: chains.name_loop)
+    H[INFO + i] a few cells or digits that name the pattern (for the step's text): offer
+                sets four; a cycle's or a unique pattern's cells follow from INFO + 4
+                (chains.name_loop, ur_offer)
 
 Finders are called in serate's order of producers (path.py); each returns whether it
 offered. `E` is a scratch list of eliminations the size of H's.
