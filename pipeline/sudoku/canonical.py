@@ -43,10 +43,14 @@ mask of in-stack orders per source stack (the representation of Dobrichev's patm
 patminlex ranks clue patterns before digits, which is not the lexicographic order used
 here).  Each step tries every candidate with every source row allowed next (any of the 18
 rows or columns first, then the rest of its band, then any row of an unused band) and
-keeps what ties the smallest row so far.  Before its keys, a row must pass a lower bound:
-with every digit counted as 1 it is its clue pattern, whose best order under the open masks
-two small tables give (PAT_BEST per stack, then the open stack orders); a row whose bound
-already exceeds the best row so far is dropped, as most are.  A row is ranked by keys: a blank is 0, a digit
+keeps what ties the smallest row so far.  Before its keys, a row must pass lower bounds:
+with every digit counted as 1 it is its clue pattern, whose best order under any column
+order is known per line from the start (LINE_BEST) and under the open masks two small
+tables give (PAT_BEST per stack, then the open stack orders); a row whose bound already
+exceeds the best row so far is dropped, as most are.  A line without clues is a row of
+blanks that keeps the candidate's masks as they are, and a candidate with one column order
+left reads its rows off that order (labelling new digits in place order), both without
+keys.  Otherwise a row is ranked by keys: a blank is 0, a digit
 already labelled is its label, a new digit is 15 (new digits take the next labels in order
 of position, so keys order rows as their labels do).  The three cells of a source stack
 reduce to their rank pattern; a table gives the best in-stack order under the open mask
@@ -124,6 +128,18 @@ def _best_patterns():
 
 
 PAT_BEST = _best_patterns()
+
+
+def _line_best():
+    """Nine clue bits -> the smallest clue bits of the line under any column order."""
+    table = np.zeros(512, np.int64)
+    for v in range(512):
+        b = sorted(PAT_BEST[(v >> (6 - 3 * s) & 7) * 64 + 63] for s in range(3))
+        table[v] = b[0] << 6 | b[1] << 3 | b[2]
+    return table
+
+
+LINE_BEST = _line_best()
 # nine clue bits (first cell highest) -> the nibbles of a row with 1 at each clue
 PAT_NIBBLES = np.array(
     [sum((v >> (8 - i) & 1) << (4 * (8 - i)) for i in range(9)) for v in range(512)], np.int64
@@ -366,7 +382,8 @@ def _latin_rows(src, buf, nx, nodes):
 SC_BT, SC_WP, SC_CNT, SC_NCLS = 0, 3, 6, 9
 SC_LAB, SC_SIGV, SC_SIGM, SC_KEYS = 12, 22, 28, 34
 SC_RANK, SC_PATS = 40, 58
-SC_SIZE = 76
+SC_LINE_LB = 76
+SC_SIZE = 94
 
 
 @compiled.helper()
@@ -394,6 +411,7 @@ def _minlex_one(grids, i, forms, trans, src, buf, sc, cls_q, cls_m, nodes, force
                 bits = bits << 1 | (d != 0)
                 seen |= np.int64(1) << d
             sc[SC_PATS + 9 * t + r] = bits
+            sc[SC_LINE_LB + 9 * t + r] = PAT_NIBBLES[LINE_BEST[bits]]
             rank = FIRST_RANK[bits]
             if _popcnt(seen | 1) != _popcnt(bits) + 1 or force_slow:
                 rank = -1
@@ -444,6 +462,17 @@ def _minlex_one(grids, i, forms, trans, src, buf, sc, cls_q, cls_m, nodes, force
             w0 = (cl >> 8) & 63
             w1 = (cl >> 16) & 63
             w2 = (cl >> 24) & 63
+            # one column order left: its source column at each place (nibbles, place 0
+            # highest), so a row is read off directly
+            cw = -1
+            if (sm_open & (sm_open - 1)) | (w0 & (w0 - 1)) | (w1 & (w1 - 1)) | (w2 & (w2 - 1)) == 0:
+                cw = 0
+                sg = _cttz(sm_open)
+                for tt in range(3):
+                    s = PERM[sg, tt]
+                    q = _cttz((cl >> (8 + 8 * s)) & 63)
+                    for p in range(3):
+                        cw = cw << 4 | (3 * s + PERM[q, p])
             while allowed:
                 r = _cttz(allowed)
                 allowed &= allowed - 1
@@ -452,7 +481,21 @@ def _minlex_one(grids, i, forms, trans, src, buf, sc, cls_q, cls_m, nodes, force
                     continue
                 # a lower bound first: every digit counted as 1 leaves the clue pattern,
                 # whose best order tables give cheaply; most rows lose on it alone
+                if sc[SC_LINE_LB + 9 * t + r] > best:
+                    continue
                 bits = sc[SC_PATS + 9 * t + r]
+                if bits == 0:
+                    # a line without clues: a row of blanks under every open order
+                    if best:
+                        best = 0
+                        nn = 0
+                    if nn == cap:
+                        return -1
+                    buf[nx, nn, 0] = m
+                    buf[nx, nn, 1] = rw | np.int64(r) << (4 * k) | np.int64(1) << (40 + r)
+                    buf[nx, nn, 2] = cl
+                    nn += 1
+                    continue
                 pw = (
                     PAT_BEST[(bits >> 6) * 64 + w0] << 6
                     | PAT_BEST[((bits >> 3) & 7) * 64 + w1] << 3
@@ -468,7 +511,8 @@ def _minlex_one(grids, i, forms, trans, src, buf, sc, cls_q, cls_m, nodes, force
                         | ((pw >> (6 - 3 * PERM[sg, 1])) & 7) << 3
                         | ((pw >> (6 - 3 * PERM[sg, 2])) & 7)
                     )
-                    lb = min(lb, v)
+                    if v < lb:
+                        lb = v
                 if PAT_NIBBLES[lb] > best:
                     continue
                 if rank < 0:
@@ -477,6 +521,35 @@ def _minlex_one(grids, i, forms, trans, src, buf, sc, cls_q, cls_m, nodes, force
                     )
                     if nn < 0:
                         return -1
+                    continue
+                if cw >= 0:
+                    v = np.int64(0)
+                    for p in range(9):
+                        v = v << 4 | ((kw >> (4 * src[t, r, (cw >> (32 - 4 * p)) & 15])) & 15)
+                    nl = m & 15
+                    mm = m
+                    f = v & (v >> 1) & (v >> 2) & (v >> 3) & _NIBBLE_ALL
+                    if f:
+                        # new digits take the next labels in order of place
+                        lab = nl + _popcnt(f) - 1
+                        nl = lab + 1
+                        while f:
+                            pos = _cttz(f)
+                            f &= f - 1
+                            v -= (15 - lab) << pos
+                            mm |= lab << (4 * src[t, r, (cw >> pos) & 15])
+                            lab -= 1
+                    if v > best:
+                        continue
+                    if v < best:
+                        best = v
+                        nn = 0
+                    if nn == cap:
+                        return -1
+                    buf[nx, nn, 0] = (mm & ~np.int64(15)) | nl
+                    buf[nx, nn, 1] = rw | np.int64(r) << (4 * k) | np.int64(1) << (40 + r)
+                    buf[nx, nn, 2] = cl
+                    nn += 1
                     continue
                 # keys, then the best order of each source stack under its open mask
                 bw = np.int64(0)
