@@ -462,10 +462,9 @@ def _minlex_one(grids, i, forms, trans, src, buf, sc, cls_q, cls_m, nodes, force
             w0 = (cl >> 8) & 63
             w1 = (cl >> 16) & 63
             w2 = (cl >> 24) & 63
-            # one column order left: its source column at each place (nibbles, place 0
-            # highest), so a row is read off directly
-            cw = -1
             if (sm_open & (sm_open - 1)) | (w0 & (w0 - 1)) | (w1 & (w1 - 1)) | (w2 & (w2 - 1)) == 0:
+                # one column order left: its source column at each place (nibbles, place 0
+                # highest), so a row is read off directly (never at k = 0)
                 cw = 0
                 sg = _cttz(sm_open)
                 for tt in range(3):
@@ -473,6 +472,46 @@ def _minlex_one(grids, i, forms, trans, src, buf, sc, cls_q, cls_m, nodes, force
                     q = _cttz((cl >> (8 + 8 * s)) & 63)
                     for p in range(3):
                         cw = cw << 4 | (3 * s + PERM[q, p])
+                while allowed:
+                    r = _cttz(allowed)
+                    allowed &= allowed - 1
+                    if sc[SC_LINE_LB + 9 * t + r] > best:
+                        continue
+                    if sc[SC_RANK + 9 * t + r] < 0:
+                        best, nn = _slow_row(
+                            src, t, r, m, rw, cl, k, best, buf, nx, nn, cls_q, cls_m, sc
+                        )
+                        if nn < 0:
+                            return -1
+                        continue
+                    v = np.int64(0)
+                    for p in range(9):
+                        v = v << 4 | ((kw >> (4 * src[t, r, (cw >> (32 - 4 * p)) & 15])) & 15)
+                    nl = m & 15
+                    mm = m
+                    f = v & (v >> 1) & (v >> 2) & (v >> 3) & _NIBBLE_ALL
+                    if f:
+                        # new digits take the next labels in order of place
+                        lab = nl + _popcnt(f) - 1
+                        nl = lab + 1
+                        while f:
+                            pos = _cttz(f)
+                            f &= f - 1
+                            v -= (15 - lab) << pos
+                            mm |= lab << (4 * src[t, r, (cw >> pos) & 15])
+                            lab -= 1
+                    if v > best:
+                        continue
+                    if v < best:
+                        best = v
+                        nn = 0
+                    if nn == cap:
+                        return -1
+                    buf[nx, nn, 0] = (mm & ~np.int64(15)) | nl
+                    buf[nx, nn, 1] = rw | np.int64(r) << (4 * k) | np.int64(1) << (40 + r)
+                    buf[nx, nn, 2] = cl
+                    nn += 1
+                continue
             while allowed:
                 r = _cttz(allowed)
                 allowed &= allowed - 1
@@ -521,35 +560,6 @@ def _minlex_one(grids, i, forms, trans, src, buf, sc, cls_q, cls_m, nodes, force
                     )
                     if nn < 0:
                         return -1
-                    continue
-                if cw >= 0:
-                    v = np.int64(0)
-                    for p in range(9):
-                        v = v << 4 | ((kw >> (4 * src[t, r, (cw >> (32 - 4 * p)) & 15])) & 15)
-                    nl = m & 15
-                    mm = m
-                    f = v & (v >> 1) & (v >> 2) & (v >> 3) & _NIBBLE_ALL
-                    if f:
-                        # new digits take the next labels in order of place
-                        lab = nl + _popcnt(f) - 1
-                        nl = lab + 1
-                        while f:
-                            pos = _cttz(f)
-                            f &= f - 1
-                            v -= (15 - lab) << pos
-                            mm |= lab << (4 * src[t, r, (cw >> pos) & 15])
-                            lab -= 1
-                    if v > best:
-                        continue
-                    if v < best:
-                        best = v
-                        nn = 0
-                    if nn == cap:
-                        return -1
-                    buf[nx, nn, 0] = (mm & ~np.int64(15)) | nl
-                    buf[nx, nn, 1] = rw | np.int64(r) << (4 * k) | np.int64(1) << (40 + r)
-                    buf[nx, nn, 2] = cl
-                    nn += 1
                     continue
                 # keys, then the best order of each source stack under its open mask
                 bw = np.int64(0)
