@@ -53,9 +53,10 @@ left reads its rows off that order (labelling new digits in place order), both w
 keys.  Otherwise a row is ranked by keys: a blank is 0, a digit
 already labelled is its label, a new digit is 15 (new digits take the next labels in order
 of position, so keys order rows as their labels do).  The three cells of a source stack
-reduce to their rank pattern; a table gives the best in-stack order under the open mask
-and the orders that tie it; the best stack order is picked over the open stack orders;
-the ties stay a product.  A candidate splits only where tied permutations put two or more
+reduce to their rank pattern; a table (BEST) gives the best in-stack order under the open
+mask and the orders that tie it; the same table on the ranks of the three stacks' best
+triples gives the best stack order under the open stack orders (and the clue pattern's
+order in the bound); the ties stay a product.  A candidate splits only where tied permutations put two or more
 new digits in different places (different digit maps).  Of the 18 first rows only the
 best are tried: without repeated digits, their order is that of the sorted clue counts of
 their stacks (fewer clues first is more leading blanks).  A row that
@@ -166,6 +167,12 @@ ALL_COLS = 63 | 63 << 8 | 63 << 16 | 63 << 24
 _BIG = np.int64(1) << 40
 _NIBBLE_LOW = np.int64(0x1111111110)  # bit 0 of the nibbles of digits 1..9
 _NIBBLE_ALL = np.int64(0x111111111)  # bit 0 of the nine nibbles of a row
+
+
+@compiled.helper(inline="always")
+def _rank_code(a, b, c):
+    """The ranks of three values (how many of the others each exceeds) as a*9 + b*3 + c."""
+    return ((a > b) + (a > c)) * 9 + ((b > a) + (b > c)) * 3 + ((c > a) + (c > b))
 
 
 @compiled.helper()
@@ -376,14 +383,14 @@ def _latin_rows(src, buf, nx, nodes):
     return best, nn
 
 
-# scratch words of _minlex_one (sc): per source stack its best key triple, tied in-stack
-# orders, count of new digits and number of digit classes; labels; the first-row rank and
-# clue bits of the 18 lines (-1 rank: a repeated digit, the slow path)
-SC_BT, SC_WP, SC_CNT, SC_NCLS = 0, 3, 6, 9
-SC_LAB, SC_SIGV, SC_SIGM, SC_KEYS = 12, 22, 28, 34
-SC_RANK, SC_PATS = 40, 58
-SC_LINE_LB = 76
-SC_SIZE = 94
+# scratch words of _minlex_one (sc): per source stack its tied in-stack orders and number
+# of digit classes; labels; stack-order classes; the first-row rank (-1: a repeated digit,
+# the slow path), clue bits and bound of the 18 lines; the lines that can come first
+SC_WP, SC_NCLS = 0, 3
+SC_LAB, SC_SIGV, SC_SIGM, SC_KEYS = 6, 16, 22, 28
+SC_RANK, SC_PATS, SC_LINE_LB = 34, 52, 70
+SC_TOP = 88
+SC_SIZE = 90
 
 
 @compiled.helper()
@@ -419,6 +426,13 @@ def _minlex_one(grids, i, forms, trans, src, buf, sc, cls_q, cls_m, nodes, force
                 top = rank
             full = full and rank == 63
             sc[SC_RANK + 9 * t + r] = rank
+    # the lines that can come first: the least rank, or a repeated digit (tried in full)
+    for t in range(2):
+        tm = 0
+        for r in range(9):
+            rank = sc[SC_RANK + 9 * t + r]
+            tm |= np.int64(rank <= top) << r
+        sc[SC_TOP + t] = tm
     cu = 0
     buf[0, 0, 0] = 1
     buf[0, 0, 1] = 0
@@ -453,7 +467,9 @@ def _minlex_one(grids, i, forms, trans, src, buf, sc, cls_q, cls_m, nodes, force
             kw = (m | ((~nz & _NIBBLE_LOW) * 15)) & ~np.int64(15)
             t = (rw >> 36) & 1
             used = (rw >> 40) & 511
-            if k % 3 == 0:
+            if k == 0:
+                allowed = sc[SC_TOP + t]
+            elif k % 3 == 0:
                 allowed = 511 & ~used
             else:
                 band = ((rw >> (4 * (k - k % 3))) & 15) // 3
@@ -512,12 +528,22 @@ def _minlex_one(grids, i, forms, trans, src, buf, sc, cls_q, cls_m, nodes, force
                     buf[nx, nn, 2] = cl
                     nn += 1
                 continue
+            # the bound's stack order: read directly when only one is open
+            sg = _cttz(sm_open)
+            a0 = PERM[sg, 0]
+            a1 = PERM[sg, 1]
+            a2 = PERM[sg, 2]
+            sh0 = 6 - 3 * a0
+            sh1 = 6 - 3 * a1
+            sh2 = 6 - 3 * a2
+            m0 = (cl >> (8 + 8 * a0)) & 63
+            m1 = (cl >> (8 + 8 * a1)) & 63
+            m2 = (cl >> (8 + 8 * a2)) & 63
+            one_order = sm_open & (sm_open - 1) == 0
             while allowed:
                 r = _cttz(allowed)
                 allowed &= allowed - 1
                 rank = sc[SC_RANK + 9 * t + r]
-                if k == 0 and rank > top:
-                    continue
                 # a lower bound first: every digit counted as 1 leaves the clue pattern,
                 # whose best order tables give cheaply; most rows lose on it alone
                 if sc[SC_LINE_LB + 9 * t + r] > best:
@@ -535,23 +561,24 @@ def _minlex_one(grids, i, forms, trans, src, buf, sc, cls_q, cls_m, nodes, force
                     buf[nx, nn, 2] = cl
                     nn += 1
                     continue
-                pw = (
-                    PAT_BEST[(bits >> 6) * 64 + w0] << 6
-                    | PAT_BEST[((bits >> 3) & 7) * 64 + w1] << 3
-                    | PAT_BEST[(bits & 7) * 64 + w2]
-                )
-                sm = sm_open
-                lb = 512
-                while sm:
-                    sg = _cttz(sm)
-                    sm &= sm - 1
-                    v = (
-                        ((pw >> (6 - 3 * PERM[sg, 0])) & 7) << 6
-                        | ((pw >> (6 - 3 * PERM[sg, 1])) & 7) << 3
-                        | ((pw >> (6 - 3 * PERM[sg, 2])) & 7)
+                if one_order:
+                    lb = (
+                        PAT_BEST[((bits >> sh0) & 7) * 64 + m0] << 6
+                        | PAT_BEST[((bits >> sh1) & 7) * 64 + m1] << 3
+                        | PAT_BEST[((bits >> sh2) & 7) * 64 + m2]
                     )
-                    if v < lb:
-                        lb = v
+                else:
+                    # the best stack order of the stacks' bounds: BEST on their ranks
+                    p0 = PAT_BEST[(bits >> 6) * 64 + w0]
+                    p1 = PAT_BEST[((bits >> 3) & 7) * 64 + w1]
+                    p2 = PAT_BEST[(bits & 7) * 64 + w2]
+                    pw = p0 << 6 | p1 << 3 | p2
+                    e = BEST[_rank_code(p0, p1, p2) * 64 + sm_open]
+                    lb = (
+                        ((pw >> (6 - 3 * ((e >> 12) & 3))) & 7) << 6
+                        | ((pw >> (6 - 3 * ((e >> 14) & 3))) & 7) << 3
+                        | ((pw >> (6 - 3 * ((e >> 16) & 3))) & 7)
+                    )
                 if PAT_NIBBLES[lb] > best:
                     continue
                 if rank < 0:
@@ -561,54 +588,42 @@ def _minlex_one(grids, i, forms, trans, src, buf, sc, cls_q, cls_m, nodes, force
                     if nn < 0:
                         return -1
                     continue
-                # keys, then the best order of each source stack under its open mask
+                # keys in source order (nibbles, cell 0 highest); new digits are 15s
+                kr = np.int64(0)
+                for c in range(9):
+                    kr = kr << 4 | ((kw >> (4 * src[t, r, c])) & 15)
+                fsrc = kr & (kr >> 1) & (kr >> 2) & (kr >> 3) & _NIBBLE_ALL
+                nnew = _popcnt(fsrc)
+                # the best order of each source stack under its open mask
                 bw = np.int64(0)
-                nnew = 0
                 for s in range(3):
-                    k0_ = (kw >> (4 * src[t, r, 3 * s])) & 15
-                    k1_ = (kw >> (4 * src[t, r, 3 * s + 1])) & 15
-                    k2_ = (kw >> (4 * src[t, r, 3 * s + 2])) & 15
-                    code = (
-                        ((k0_ > k1_) + (k0_ > k2_)) * 9 + ((k1_ > k0_) + (k1_ > k2_)) * 3
-                        + ((k2_ > k0_) + (k2_ > k1_))
-                    )
-                    e = BEST[code * 64 + ((cl >> (8 + 8 * s)) & 63)]
-                    trip = k0_ << 8 | k1_ << 4 | k2_
+                    trip = (kr >> (24 - 12 * s)) & 4095
+                    e = BEST[
+                        _rank_code(trip >> 8, (trip >> 4) & 15, trip & 15) * 64
+                        + ((cl >> (8 + 8 * s)) & 63)
+                    ]
                     bw = bw << 12 | (
                         ((trip >> (8 - 4 * ((e >> 12) & 3))) & 15) << 8
                         | ((trip >> (8 - 4 * ((e >> 14) & 3))) & 15) << 4
                         | ((trip >> (8 - 4 * ((e >> 16) & 3))) & 15)
                     )
                     sc[SC_WP + s] = (e >> 4) & 63
-                    c_ = (k0_ == 15) + (k1_ == 15) + (k2_ == 15)
-                    sc[SC_CNT + s] = c_
-                    nnew += c_
-                # the best stack order among the open ones
-                sm = sm_open
-                if sm & (sm - 1) == 0:
-                    sg = _cttz(sm)
-                    vmin = (
-                        ((bw >> STACK_SHIFT[sg, 0]) & 4095) << 24
-                        | ((bw >> STACK_SHIFT[sg, 1]) & 4095) << 12
-                        | ((bw >> STACK_SHIFT[sg, 2]) & 4095)
-                    )
-                    smin = sm
+                # the best stack order among the open ones: the same table, on the ranks
+                # of the stacks' best triples
+                if sm_open & (sm_open - 1) == 0:
+                    sg = _cttz(sm_open)
+                    smin = sm_open
                 else:
-                    vmin = _BIG
-                    smin = 0
-                    while sm:
-                        sg = _cttz(sm)
-                        sm &= sm - 1
-                        v = (
-                            ((bw >> STACK_SHIFT[sg, 0]) & 4095) << 24
-                            | ((bw >> STACK_SHIFT[sg, 1]) & 4095) << 12
-                            | ((bw >> STACK_SHIFT[sg, 2]) & 4095)
-                        )
-                        if v < vmin:
-                            vmin = v
-                            smin = np.int64(1) << sg
-                        elif v == vmin:
-                            smin |= np.int64(1) << sg
+                    e = BEST[
+                        _rank_code(bw >> 24, (bw >> 12) & 4095, bw & 4095) * 64 + sm_open
+                    ]
+                    sg = e & 15
+                    smin = (e >> 4) & 63
+                vmin = (
+                    ((bw >> STACK_SHIFT[sg, 0]) & 4095) << 24
+                    | ((bw >> STACK_SHIFT[sg, 1]) & 4095) << 12
+                    | ((bw >> STACK_SHIFT[sg, 2]) & 4095)
+                )
                 # keys -> labels: new digits (nibbles 15) take the next labels in order,
                 # the last of them (lowest nibble) the highest
                 nl = m & 15
@@ -634,10 +649,8 @@ def _minlex_one(grids, i, forms, trans, src, buf, sc, cls_q, cls_m, nodes, force
                         return -1
                     mm = (m & ~np.int64(15)) | nl
                     if nnew == 1:
-                        for c in range(9):
-                            d = src[t, r, c]
-                            if d and (m >> (4 * d)) & 15 == 0:
-                                mm |= (m & 15) << (4 * d)
+                        d = src[t, r, 8 - (_cttz(fsrc) >> 2)]
+                        mm |= (m & 15) << (4 * d)
                     buf[nx, nn, 0] = mm
                     buf[nx, nn, 1] = rows
                     buf[nx, nn, 2] = (
@@ -654,7 +667,7 @@ def _minlex_one(grids, i, forms, trans, src, buf, sc, cls_q, cls_m, nodes, force
                     sm &= sm - 1
                     sig = 0
                     for s in range(3):
-                        if sc[SC_CNT + s]:
+                        if fsrc & (0x111 << (24 - 12 * s)):
                             sig |= PINV[sg, s] << (2 * s)
                     for j in range(ns):
                         if sc[SC_SIGV + j] == sig:
@@ -666,7 +679,7 @@ def _minlex_one(grids, i, forms, trans, src, buf, sc, cls_q, cls_m, nodes, force
                         ns += 1
                 for s in range(3):
                     wps = sc[SC_WP + s]
-                    if sc[SC_CNT + s] >= 2:
+                    if _popcnt(fsrc & (0x111 << (24 - 12 * s))) >= 2:
                         sc[SC_NCLS + s] = _classes(src, t, r, s, wps, cls_q, cls_m,
                                                    sc[SC_KEYS:SC_KEYS + 6])
                     else:
