@@ -66,8 +66,9 @@ first row, so its first two rows come from a depth-first search over column plac
 (_latin_rows).  All tied candidates are kept to the end, so the automorphism count is the
 sum of their sizes.  They live in one (2, capacity, 3) buffer, the current row's and the
 next's, indexed rather than swapped or sliced (numba counts references of every array view
-it makes, a costly call in the inner loop); a grid with more ties than it holds is done
-again with a buffer twice as large.
+it makes, and of every array passed to a call: costly calls, so the whole batch is one call
+and the search makes no views); a grid with more ties than it holds is done again with a
+buffer twice as large.
 """
 
 from __future__ import annotations
@@ -176,7 +177,7 @@ def _rank_code(a, b, c):
 
 
 @compiled.helper()
-def _classes(src, t, r, s, w, cls_q, cls_m, keys):
+def _classes(src, t, r, s, w, cls_q, cls_m, sc):
     """Split the open orders w of stack s by the digits they place; returns the count."""
     n = 0
     while w:
@@ -187,11 +188,11 @@ def _classes(src, t, r, s, w, cls_q, cls_m, keys):
             | src[t, r, 3 * s + PERM[q, 2]]
         )
         for i in range(n):
-            if keys[i] == a:
+            if sc[SC_KEYS + i] == a:
                 cls_m[s, i] |= 1 << q
                 break
         else:
-            keys[n] = a
+            sc[SC_KEYS + n] = a
             cls_q[s, n] = q
             cls_m[s, n] = 1 << q
             n += 1
@@ -205,7 +206,7 @@ def _slow_row(src, t, r, m, rw, cl, k, best, buf, nx, nn, cls_q, cls_m, sc):
     Returns (best, count), the count -1 when buf is too small."""
     for s in range(3):
         sc[SC_NCLS + s] = _classes(src, t, r, s, (cl >> (8 + 8 * s)) & 63, cls_q, cls_m,
-                                   sc[SC_KEYS:SC_KEYS + 6])
+                                   sc)
     sm = cl & 63
     rows = rw | np.int64(r) << (4 * k) | np.int64(1) << (40 + r)
     while sm:
@@ -383,7 +384,7 @@ def _latin_rows(src, buf, nx, nodes):
     return best, nn
 
 
-# scratch words of _minlex_one (sc): per source stack its tied in-stack orders and number
+# scratch words of _minlex_range (sc): per source stack its tied in-stack orders and number
 # of digit classes; labels; stack-order classes; the first-row rank (-1: a repeated digit,
 # the slow path), clue bits and bound of the 18 lines; the lines that can come first
 SC_WP, SC_NCLS = 0, 3
@@ -394,360 +395,365 @@ SC_SIZE = 90
 
 
 @compiled.helper()
-def _minlex_one(grids, i, forms, trans, src, buf, sc, cls_q, cls_m, nodes, force_slow):
-    """Minlex form of grid i into forms[i], one minimizing transformation into trans[i].
+def _minlex_range(grids, start, forms, autos_out, trans, src, buf, sc, cls_q, cls_m, nodes,
+                  force_slow):
+    """Minlex forms of grids start.. into forms, automorphism counts into autos_out, one
+    minimizing transformation each into trans.
 
-    Returns the automorphism count, -1 when buf is too small for this grid."""
-    # Sources of both orientations; per line its clue bits (first cell highest) and, for
-    # a line without repeated digits, its clue counts per stack sorted: fewer clues first
-    # means more leading blanks, so only the lines of the least rank can come first.
-    for r in range(9):
-        for c in range(9):
-            d = np.int64(grids[i, 9 * r + c])
-            d = d if d <= 9 else 0
-            src[0, r, c] = d
-            src[1, c, r] = d
-    top = 1 << 20
-    full = True
-    for t in range(2):
+    Returns the number of grids done: short of all when buf is too small for the next.
+    One call for the batch: numba counts references of the arrays passed to a call."""
+    for i in range(start, grids.shape[0]):
+        # Sources of both orientations; per line its clue bits (first cell highest) and, for
+        # a line without repeated digits, its clue counts per stack sorted: fewer clues first
+        # means more leading blanks, so only the lines of the least rank can come first.
         for r in range(9):
-            bits = 0
-            seen = 0
             for c in range(9):
-                d = src[t, r, c]
-                bits = bits << 1 | (d != 0)
-                seen |= np.int64(1) << d
-            sc[SC_PATS + 9 * t + r] = bits
-            sc[SC_LINE_LB + 9 * t + r] = PAT_NIBBLES[LINE_BEST[bits]]
-            rank = FIRST_RANK[bits]
-            if _popcnt(seen | 1) != _popcnt(bits) + 1 or force_slow:
-                rank = -1
-            elif rank < top:
-                top = rank
-            full = full and rank == 63
-            sc[SC_RANK + 9 * t + r] = rank
-    # the lines that can come first: the least rank, or a repeated digit (tried in full)
-    for t in range(2):
-        tm = 0
-        for r in range(9):
-            rank = sc[SC_RANK + 9 * t + r]
-            tm |= np.int64(rank <= top) << r
-        sc[SC_TOP + t] = tm
-    cu = 0
-    buf[0, 0, 0] = 1
-    buf[0, 0, 1] = 0
-    buf[0, 0, 2] = ALL_COLS
-    buf[0, 1, 0] = 1
-    buf[0, 1, 1] = np.int64(1) << 36
-    buf[0, 1, 2] = ALL_COLS
-    ncur = 2
-    k0 = 0
-    if full:
-        best, nn = _latin_rows(src, buf, 1, nodes)
-        if nn < 0:
-            return -1
-        for p in range(9):
-            forms[i, p] = p + 1
-            forms[i, 9 + p] = (best >> (4 * (8 - p))) & 15
-        cu = 1
-        ncur = nn
-        k0 = 2
-    cap = buf.shape[1]
-    for k in range(k0, 9):
-        nx = 1 - cu
-        best = _BIG
-        nn = 0
-        for ci in range(ncur):
-            m = buf[cu, ci, 0]
-            rw = buf[cu, ci, 1]
-            cl = buf[cu, ci, 2]
-            # keys of all digits in one word: a label, or 15 where none yet; blank 0
-            nz = m | (m >> 1)
-            nz |= nz >> 2
-            kw = (m | ((~nz & _NIBBLE_LOW) * 15)) & ~np.int64(15)
-            t = (rw >> 36) & 1
-            used = (rw >> 40) & 511
-            if k == 0:
-                allowed = sc[SC_TOP + t]
-            elif k % 3 == 0:
-                allowed = 511 & ~used
-            else:
-                band = ((rw >> (4 * (k - k % 3))) & 15) // 3
-                allowed = (7 << (3 * band)) & ~used
-            sm_open = cl & 63
-            w0 = (cl >> 8) & 63
-            w1 = (cl >> 16) & 63
-            w2 = (cl >> 24) & 63
-            if (sm_open & (sm_open - 1)) | (w0 & (w0 - 1)) | (w1 & (w1 - 1)) | (w2 & (w2 - 1)) == 0:
-                # one column order left: its source column at each place (nibbles, place 0
-                # highest), so a row is read off directly (never at k = 0)
-                cw = 0
+                d = np.int64(grids[i, 9 * r + c])
+                d = d if d <= 9 else 0
+                src[0, r, c] = d
+                src[1, c, r] = d
+        top = 1 << 20
+        full = True
+        for t in range(2):
+            for r in range(9):
+                bits = 0
+                seen = 0
+                for c in range(9):
+                    d = src[t, r, c]
+                    bits = bits << 1 | (d != 0)
+                    seen |= np.int64(1) << d
+                sc[SC_PATS + 9 * t + r] = bits
+                sc[SC_LINE_LB + 9 * t + r] = PAT_NIBBLES[LINE_BEST[bits]]
+                rank = FIRST_RANK[bits]
+                if _popcnt(seen | 1) != _popcnt(bits) + 1 or force_slow:
+                    rank = -1
+                elif rank < top:
+                    top = rank
+                full = full and rank == 63
+                sc[SC_RANK + 9 * t + r] = rank
+        # the lines that can come first: the least rank, or a repeated digit (tried in full)
+        for t in range(2):
+            tm = 0
+            for r in range(9):
+                rank = sc[SC_RANK + 9 * t + r]
+                tm |= np.int64(rank <= top) << r
+            sc[SC_TOP + t] = tm
+        cu = 0
+        buf[0, 0, 0] = 1
+        buf[0, 0, 1] = 0
+        buf[0, 0, 2] = ALL_COLS
+        buf[0, 1, 0] = 1
+        buf[0, 1, 1] = np.int64(1) << 36
+        buf[0, 1, 2] = ALL_COLS
+        ncur = 2
+        k0 = 0
+        if full:
+            best, nn = _latin_rows(src, buf, 1, nodes)
+            if nn < 0:
+                return i
+            for p in range(9):
+                forms[i, p] = p + 1
+                forms[i, 9 + p] = (best >> (4 * (8 - p))) & 15
+            cu = 1
+            ncur = nn
+            k0 = 2
+        cap = buf.shape[1]
+        for k in range(k0, 9):
+            nx = 1 - cu
+            best = _BIG
+            nn = 0
+            for ci in range(ncur):
+                m = buf[cu, ci, 0]
+                rw = buf[cu, ci, 1]
+                cl = buf[cu, ci, 2]
+                # keys of all digits in one word: a label, or 15 where none yet; blank 0
+                nz = m | (m >> 1)
+                nz |= nz >> 2
+                kw = (m | ((~nz & _NIBBLE_LOW) * 15)) & ~np.int64(15)
+                t = (rw >> 36) & 1
+                used = (rw >> 40) & 511
+                if k == 0:
+                    allowed = sc[SC_TOP + t]
+                elif k % 3 == 0:
+                    allowed = 511 & ~used
+                else:
+                    band = ((rw >> (4 * (k - k % 3))) & 15) // 3
+                    allowed = (7 << (3 * band)) & ~used
+                sm_open = cl & 63
+                w0 = (cl >> 8) & 63
+                w1 = (cl >> 16) & 63
+                w2 = (cl >> 24) & 63
+                if (sm_open & (sm_open - 1)) | (w0 & (w0 - 1)) | (w1 & (w1 - 1)) | (w2 & (w2 - 1)) == 0:
+                    # one column order left: its source column at each place (nibbles, place 0
+                    # highest), so a row is read off directly (never at k = 0)
+                    cw = 0
+                    sg = _cttz(sm_open)
+                    for tt in range(3):
+                        s = PERM[sg, tt]
+                        q = _cttz((cl >> (8 + 8 * s)) & 63)
+                        for p in range(3):
+                            cw = cw << 4 | (3 * s + PERM[q, p])
+                    while allowed:
+                        r = _cttz(allowed)
+                        allowed &= allowed - 1
+                        if sc[SC_LINE_LB + 9 * t + r] > best:
+                            continue
+                        if sc[SC_RANK + 9 * t + r] < 0:
+                            best, nn = _slow_row(
+                                src, t, r, m, rw, cl, k, best, buf, nx, nn, cls_q, cls_m, sc
+                            )
+                            if nn < 0:
+                                return i
+                            continue
+                        v = np.int64(0)
+                        for p in range(9):
+                            v = v << 4 | ((kw >> (4 * src[t, r, (cw >> (32 - 4 * p)) & 15])) & 15)
+                        nl = m & 15
+                        mm = m
+                        f = v & (v >> 1) & (v >> 2) & (v >> 3) & _NIBBLE_ALL
+                        if f:
+                            # new digits take the next labels in order of place
+                            lab = nl + _popcnt(f) - 1
+                            nl = lab + 1
+                            while f:
+                                pos = _cttz(f)
+                                f &= f - 1
+                                v -= (15 - lab) << pos
+                                mm |= lab << (4 * src[t, r, (cw >> pos) & 15])
+                                lab -= 1
+                        if v > best:
+                            continue
+                        if v < best:
+                            best = v
+                            nn = 0
+                        if nn == cap:
+                            return i
+                        buf[nx, nn, 0] = (mm & ~np.int64(15)) | nl
+                        buf[nx, nn, 1] = rw | np.int64(r) << (4 * k) | np.int64(1) << (40 + r)
+                        buf[nx, nn, 2] = cl
+                        nn += 1
+                    continue
+                # the bound's stack order: read directly when only one is open
                 sg = _cttz(sm_open)
-                for tt in range(3):
-                    s = PERM[sg, tt]
-                    q = _cttz((cl >> (8 + 8 * s)) & 63)
-                    for p in range(3):
-                        cw = cw << 4 | (3 * s + PERM[q, p])
+                a0 = PERM[sg, 0]
+                a1 = PERM[sg, 1]
+                a2 = PERM[sg, 2]
+                sh0 = 6 - 3 * a0
+                sh1 = 6 - 3 * a1
+                sh2 = 6 - 3 * a2
+                m0 = (cl >> (8 + 8 * a0)) & 63
+                m1 = (cl >> (8 + 8 * a1)) & 63
+                m2 = (cl >> (8 + 8 * a2)) & 63
+                one_order = sm_open & (sm_open - 1) == 0
                 while allowed:
                     r = _cttz(allowed)
                     allowed &= allowed - 1
+                    rank = sc[SC_RANK + 9 * t + r]
+                    # a lower bound first: every digit counted as 1 leaves the clue pattern,
+                    # whose best order tables give cheaply; most rows lose on it alone
                     if sc[SC_LINE_LB + 9 * t + r] > best:
                         continue
-                    if sc[SC_RANK + 9 * t + r] < 0:
+                    bits = sc[SC_PATS + 9 * t + r]
+                    if bits == 0:
+                        # a line without clues: a row of blanks under every open order
+                        if best:
+                            best = 0
+                            nn = 0
+                        if nn == cap:
+                            return i
+                        buf[nx, nn, 0] = m
+                        buf[nx, nn, 1] = rw | np.int64(r) << (4 * k) | np.int64(1) << (40 + r)
+                        buf[nx, nn, 2] = cl
+                        nn += 1
+                        continue
+                    if one_order:
+                        lb = (
+                            PAT_BEST[((bits >> sh0) & 7) * 64 + m0] << 6
+                            | PAT_BEST[((bits >> sh1) & 7) * 64 + m1] << 3
+                            | PAT_BEST[((bits >> sh2) & 7) * 64 + m2]
+                        )
+                    else:
+                        # the best stack order of the stacks' bounds: BEST on their ranks
+                        p0 = PAT_BEST[(bits >> 6) * 64 + w0]
+                        p1 = PAT_BEST[((bits >> 3) & 7) * 64 + w1]
+                        p2 = PAT_BEST[(bits & 7) * 64 + w2]
+                        pw = p0 << 6 | p1 << 3 | p2
+                        e = BEST[_rank_code(p0, p1, p2) * 64 + sm_open]
+                        lb = (
+                            ((pw >> (6 - 3 * ((e >> 12) & 3))) & 7) << 6
+                            | ((pw >> (6 - 3 * ((e >> 14) & 3))) & 7) << 3
+                            | ((pw >> (6 - 3 * ((e >> 16) & 3))) & 7)
+                        )
+                    if PAT_NIBBLES[lb] > best:
+                        continue
+                    if rank < 0:
                         best, nn = _slow_row(
                             src, t, r, m, rw, cl, k, best, buf, nx, nn, cls_q, cls_m, sc
                         )
                         if nn < 0:
-                            return -1
+                            return i
                         continue
-                    v = np.int64(0)
-                    for p in range(9):
-                        v = v << 4 | ((kw >> (4 * src[t, r, (cw >> (32 - 4 * p)) & 15])) & 15)
+                    # keys in source order (nibbles, cell 0 highest); new digits are 15s
+                    kr = np.int64(0)
+                    for c in range(9):
+                        kr = kr << 4 | ((kw >> (4 * src[t, r, c])) & 15)
+                    fsrc = kr & (kr >> 1) & (kr >> 2) & (kr >> 3) & _NIBBLE_ALL
+                    nnew = _popcnt(fsrc)
+                    # the best order of each source stack under its open mask
+                    bw = np.int64(0)
+                    for s in range(3):
+                        trip = (kr >> (24 - 12 * s)) & 4095
+                        e = BEST[
+                            _rank_code(trip >> 8, (trip >> 4) & 15, trip & 15) * 64
+                            + ((cl >> (8 + 8 * s)) & 63)
+                        ]
+                        bw = bw << 12 | (
+                            ((trip >> (8 - 4 * ((e >> 12) & 3))) & 15) << 8
+                            | ((trip >> (8 - 4 * ((e >> 14) & 3))) & 15) << 4
+                            | ((trip >> (8 - 4 * ((e >> 16) & 3))) & 15)
+                        )
+                        sc[SC_WP + s] = (e >> 4) & 63
+                    # the best stack order among the open ones: the same table, on the ranks
+                    # of the stacks' best triples
+                    if sm_open & (sm_open - 1) == 0:
+                        sg = _cttz(sm_open)
+                        smin = sm_open
+                    else:
+                        e = BEST[
+                            _rank_code(bw >> 24, (bw >> 12) & 4095, bw & 4095) * 64 + sm_open
+                        ]
+                        sg = e & 15
+                        smin = (e >> 4) & 63
+                    vmin = (
+                        ((bw >> STACK_SHIFT[sg, 0]) & 4095) << 24
+                        | ((bw >> STACK_SHIFT[sg, 1]) & 4095) << 12
+                        | ((bw >> STACK_SHIFT[sg, 2]) & 4095)
+                    )
+                    # keys -> labels: new digits (nibbles 15) take the next labels in order,
+                    # the last of them (lowest nibble) the highest
                     nl = m & 15
-                    mm = m
-                    f = v & (v >> 1) & (v >> 2) & (v >> 3) & _NIBBLE_ALL
-                    if f:
-                        # new digits take the next labels in order of place
-                        lab = nl + _popcnt(f) - 1
-                        nl = lab + 1
+                    v = vmin
+                    if nnew:
+                        f = vmin & (vmin >> 1) & (vmin >> 2) & (vmin >> 3) & _NIBBLE_ALL
+                        lab = nl + nnew - 1
                         while f:
                             pos = _cttz(f)
                             f &= f - 1
                             v -= (15 - lab) << pos
-                            mm |= lab << (4 * src[t, r, (cw >> pos) & 15])
                             lab -= 1
+                        nl += nnew
                     if v > best:
                         continue
                     if v < best:
                         best = v
                         nn = 0
-                    if nn == cap:
-                        return -1
-                    buf[nx, nn, 0] = (mm & ~np.int64(15)) | nl
-                    buf[nx, nn, 1] = rw | np.int64(r) << (4 * k) | np.int64(1) << (40 + r)
-                    buf[nx, nn, 2] = cl
-                    nn += 1
-                continue
-            # the bound's stack order: read directly when only one is open
-            sg = _cttz(sm_open)
-            a0 = PERM[sg, 0]
-            a1 = PERM[sg, 1]
-            a2 = PERM[sg, 2]
-            sh0 = 6 - 3 * a0
-            sh1 = 6 - 3 * a1
-            sh2 = 6 - 3 * a2
-            m0 = (cl >> (8 + 8 * a0)) & 63
-            m1 = (cl >> (8 + 8 * a1)) & 63
-            m2 = (cl >> (8 + 8 * a2)) & 63
-            one_order = sm_open & (sm_open - 1) == 0
-            while allowed:
-                r = _cttz(allowed)
-                allowed &= allowed - 1
-                rank = sc[SC_RANK + 9 * t + r]
-                # a lower bound first: every digit counted as 1 leaves the clue pattern,
-                # whose best order tables give cheaply; most rows lose on it alone
-                if sc[SC_LINE_LB + 9 * t + r] > best:
-                    continue
-                bits = sc[SC_PATS + 9 * t + r]
-                if bits == 0:
-                    # a line without clues: a row of blanks under every open order
-                    if best:
-                        best = 0
-                        nn = 0
-                    if nn == cap:
-                        return -1
-                    buf[nx, nn, 0] = m
-                    buf[nx, nn, 1] = rw | np.int64(r) << (4 * k) | np.int64(1) << (40 + r)
-                    buf[nx, nn, 2] = cl
-                    nn += 1
-                    continue
-                if one_order:
-                    lb = (
-                        PAT_BEST[((bits >> sh0) & 7) * 64 + m0] << 6
-                        | PAT_BEST[((bits >> sh1) & 7) * 64 + m1] << 3
-                        | PAT_BEST[((bits >> sh2) & 7) * 64 + m2]
-                    )
-                else:
-                    # the best stack order of the stacks' bounds: BEST on their ranks
-                    p0 = PAT_BEST[(bits >> 6) * 64 + w0]
-                    p1 = PAT_BEST[((bits >> 3) & 7) * 64 + w1]
-                    p2 = PAT_BEST[(bits & 7) * 64 + w2]
-                    pw = p0 << 6 | p1 << 3 | p2
-                    e = BEST[_rank_code(p0, p1, p2) * 64 + sm_open]
-                    lb = (
-                        ((pw >> (6 - 3 * ((e >> 12) & 3))) & 7) << 6
-                        | ((pw >> (6 - 3 * ((e >> 14) & 3))) & 7) << 3
-                        | ((pw >> (6 - 3 * ((e >> 16) & 3))) & 7)
-                    )
-                if PAT_NIBBLES[lb] > best:
-                    continue
-                if rank < 0:
-                    best, nn = _slow_row(
-                        src, t, r, m, rw, cl, k, best, buf, nx, nn, cls_q, cls_m, sc
-                    )
-                    if nn < 0:
-                        return -1
-                    continue
-                # keys in source order (nibbles, cell 0 highest); new digits are 15s
-                kr = np.int64(0)
-                for c in range(9):
-                    kr = kr << 4 | ((kw >> (4 * src[t, r, c])) & 15)
-                fsrc = kr & (kr >> 1) & (kr >> 2) & (kr >> 3) & _NIBBLE_ALL
-                nnew = _popcnt(fsrc)
-                # the best order of each source stack under its open mask
-                bw = np.int64(0)
-                for s in range(3):
-                    trip = (kr >> (24 - 12 * s)) & 4095
-                    e = BEST[
-                        _rank_code(trip >> 8, (trip >> 4) & 15, trip & 15) * 64
-                        + ((cl >> (8 + 8 * s)) & 63)
-                    ]
-                    bw = bw << 12 | (
-                        ((trip >> (8 - 4 * ((e >> 12) & 3))) & 15) << 8
-                        | ((trip >> (8 - 4 * ((e >> 14) & 3))) & 15) << 4
-                        | ((trip >> (8 - 4 * ((e >> 16) & 3))) & 15)
-                    )
-                    sc[SC_WP + s] = (e >> 4) & 63
-                # the best stack order among the open ones: the same table, on the ranks
-                # of the stacks' best triples
-                if sm_open & (sm_open - 1) == 0:
-                    sg = _cttz(sm_open)
-                    smin = sm_open
-                else:
-                    e = BEST[
-                        _rank_code(bw >> 24, (bw >> 12) & 4095, bw & 4095) * 64 + sm_open
-                    ]
-                    sg = e & 15
-                    smin = (e >> 4) & 63
-                vmin = (
-                    ((bw >> STACK_SHIFT[sg, 0]) & 4095) << 24
-                    | ((bw >> STACK_SHIFT[sg, 1]) & 4095) << 12
-                    | ((bw >> STACK_SHIFT[sg, 2]) & 4095)
-                )
-                # keys -> labels: new digits (nibbles 15) take the next labels in order,
-                # the last of them (lowest nibble) the highest
-                nl = m & 15
-                v = vmin
-                if nnew:
-                    f = vmin & (vmin >> 1) & (vmin >> 2) & (vmin >> 3) & _NIBBLE_ALL
-                    lab = nl + nnew - 1
-                    while f:
-                        pos = _cttz(f)
-                        f &= f - 1
-                        v -= (15 - lab) << pos
-                        lab -= 1
-                    nl += nnew
-                if v > best:
-                    continue
-                if v < best:
-                    best = v
-                    nn = 0
-                rows = rw | np.int64(r) << (4 * k) | np.int64(1) << (40 + r)
-                if nnew <= 1:
-                    # one digit map for the whole tied set
-                    if nn == cap:
-                        return -1
-                    mm = (m & ~np.int64(15)) | nl
-                    if nnew == 1:
-                        d = src[t, r, 8 - (_cttz(fsrc) >> 2)]
-                        mm |= (m & 15) << (4 * d)
-                    buf[nx, nn, 0] = mm
-                    buf[nx, nn, 1] = rows
-                    buf[nx, nn, 2] = (
-                        smin | sc[SC_WP] << 8 | sc[SC_WP + 1] << 16 | sc[SC_WP + 2] << 24
-                    )
-                    nn += 1
-                    continue
-                # Two or more new digits: split by where they land.  Stack orders that put
-                # the stacks holding new digits in the same places share a digit map.
-                ns = 0
-                sm = smin
-                while sm:
-                    sg = _cttz(sm)
-                    sm &= sm - 1
-                    sig = 0
+                    rows = rw | np.int64(r) << (4 * k) | np.int64(1) << (40 + r)
+                    if nnew <= 1:
+                        # one digit map for the whole tied set
+                        if nn == cap:
+                            return i
+                        mm = (m & ~np.int64(15)) | nl
+                        if nnew == 1:
+                            d = src[t, r, 8 - (_cttz(fsrc) >> 2)]
+                            mm |= (m & 15) << (4 * d)
+                        buf[nx, nn, 0] = mm
+                        buf[nx, nn, 1] = rows
+                        buf[nx, nn, 2] = (
+                            smin | sc[SC_WP] << 8 | sc[SC_WP + 1] << 16 | sc[SC_WP + 2] << 24
+                        )
+                        nn += 1
+                        continue
+                    # Two or more new digits: split by where they land.  Stack orders that put
+                    # the stacks holding new digits in the same places share a digit map.
+                    ns = 0
+                    sm = smin
+                    while sm:
+                        sg = _cttz(sm)
+                        sm &= sm - 1
+                        sig = 0
+                        for s in range(3):
+                            if fsrc & (0x111 << (24 - 12 * s)):
+                                sig |= PINV[sg, s] << (2 * s)
+                        for j in range(ns):
+                            if sc[SC_SIGV + j] == sig:
+                                sc[SC_SIGM + j] |= np.int64(1) << sg
+                                break
+                        else:
+                            sc[SC_SIGV + ns] = sig
+                            sc[SC_SIGM + ns] = np.int64(1) << sg
+                            ns += 1
                     for s in range(3):
-                        if fsrc & (0x111 << (24 - 12 * s)):
-                            sig |= PINV[sg, s] << (2 * s)
-                    for j in range(ns):
-                        if sc[SC_SIGV + j] == sig:
-                            sc[SC_SIGM + j] |= np.int64(1) << sg
-                            break
-                    else:
-                        sc[SC_SIGV + ns] = sig
-                        sc[SC_SIGM + ns] = np.int64(1) << sg
-                        ns += 1
-                for s in range(3):
-                    wps = sc[SC_WP + s]
-                    if _popcnt(fsrc & (0x111 << (24 - 12 * s))) >= 2:
-                        sc[SC_NCLS + s] = _classes(src, t, r, s, wps, cls_q, cls_m,
-                                                   sc[SC_KEYS:SC_KEYS + 6])
-                    else:
-                        sc[SC_NCLS + s] = 1
-                        cls_q[s, 0] = _cttz(wps)
-                        cls_m[s, 0] = wps
-                for gi in range(ns):
-                    sg = _cttz(sc[SC_SIGM + gi])
-                    for i0 in range(sc[SC_NCLS]):
-                        for i1 in range(sc[SC_NCLS + 1]):
-                            for i2 in range(sc[SC_NCLS + 2]):
-                                if nn == cap:
-                                    return -1
-                                mm = m
-                                nl = m & 15
-                                for tt in range(3):
-                                    s = PERM[sg, tt]
-                                    ii = i0 if s == 0 else (i1 if s == 1 else i2)
-                                    q = cls_q[s, ii]
-                                    for p in range(3):
-                                        d = src[t, r, 3 * s + PERM[q, p]]
-                                        if d != 0 and (mm >> (4 * d)) & 15 == 0:
-                                            mm |= nl << (4 * d)
-                                            nl += 1
-                                mm = (mm & ~np.int64(15)) | nl
-                                buf[nx, nn, 0] = mm
-                                buf[nx, nn, 1] = rows
-                                buf[nx, nn, 2] = (
-                                    sc[SC_SIGM + gi] | cls_m[0, i0] << 8
-                                    | cls_m[1, i1] << 16 | cls_m[2, i2] << 24
-                                )
-                                nn += 1
-        for p in range(9):
-            forms[i, 9 * k + p] = (best >> (4 * (8 - p))) & 15
-        cu = nx
-        ncur = nn
-    # automorphisms: the sizes of the tied candidates
-    autos = np.int64(0)
-    for ci in range(ncur):
-        cl = buf[cu, ci, 2]
-        autos += (
-            _popcnt(cl & 63) * _popcnt((cl >> 8) & 63) * _popcnt((cl >> 16) & 63)
-            * _popcnt((cl >> 24) & 63)
-        )
-    # one minimizing transformation: the first member of the first candidate
-    m = buf[cu, 0, 0]
-    rw = buf[cu, 0, 1]
-    cl = buf[cu, 0, 2]
-    trans[i, 0] = (rw >> 36) & 1
-    for j in range(3):
-        trans[i, 1 + j] = ((rw >> (4 * 3 * j)) & 15) // 3
-    for j in range(9):
-        trans[i, 4 + j] = ((rw >> (4 * j)) & 15) % 3
-    sg = _cttz(cl & 63)
-    for j in range(3):
-        s = PERM[sg, j]
-        trans[i, 13 + j] = s
-        q = _cttz((cl >> (8 + 8 * s)) & 63)
-        for p in range(3):
-            trans[i, 16 + 3 * j + p] = PERM[q, p]
-    nl = m & 15
-    for d in range(1, 10):
-        lab_d = (m >> (4 * d)) & 15
-        if lab_d == 0:
-            lab_d = nl
-            nl += 1
-        trans[i, 24 + d] = lab_d
-    return autos
+                        wps = sc[SC_WP + s]
+                        if _popcnt(fsrc & (0x111 << (24 - 12 * s))) >= 2:
+                            sc[SC_NCLS + s] = _classes(src, t, r, s, wps, cls_q, cls_m,
+                                                       sc)
+                        else:
+                            sc[SC_NCLS + s] = 1
+                            cls_q[s, 0] = _cttz(wps)
+                            cls_m[s, 0] = wps
+                    for gi in range(ns):
+                        sg = _cttz(sc[SC_SIGM + gi])
+                        for i0 in range(sc[SC_NCLS]):
+                            for i1 in range(sc[SC_NCLS + 1]):
+                                for i2 in range(sc[SC_NCLS + 2]):
+                                    if nn == cap:
+                                        return i
+                                    mm = m
+                                    nl = m & 15
+                                    for tt in range(3):
+                                        s = PERM[sg, tt]
+                                        ii = i0 if s == 0 else (i1 if s == 1 else i2)
+                                        q = cls_q[s, ii]
+                                        for p in range(3):
+                                            d = src[t, r, 3 * s + PERM[q, p]]
+                                            if d != 0 and (mm >> (4 * d)) & 15 == 0:
+                                                mm |= nl << (4 * d)
+                                                nl += 1
+                                    mm = (mm & ~np.int64(15)) | nl
+                                    buf[nx, nn, 0] = mm
+                                    buf[nx, nn, 1] = rows
+                                    buf[nx, nn, 2] = (
+                                        sc[SC_SIGM + gi] | cls_m[0, i0] << 8
+                                        | cls_m[1, i1] << 16 | cls_m[2, i2] << 24
+                                    )
+                                    nn += 1
+            for p in range(9):
+                forms[i, 9 * k + p] = (best >> (4 * (8 - p))) & 15
+            cu = nx
+            ncur = nn
+        # automorphisms: the sizes of the tied candidates
+        autos = np.int64(0)
+        for ci in range(ncur):
+            cl = buf[cu, ci, 2]
+            autos += (
+                _popcnt(cl & 63) * _popcnt((cl >> 8) & 63) * _popcnt((cl >> 16) & 63)
+                * _popcnt((cl >> 24) & 63)
+            )
+        # one minimizing transformation: the first member of the first candidate
+        m = buf[cu, 0, 0]
+        rw = buf[cu, 0, 1]
+        cl = buf[cu, 0, 2]
+        trans[i, 0] = (rw >> 36) & 1
+        for j in range(3):
+            trans[i, 1 + j] = ((rw >> (4 * 3 * j)) & 15) // 3
+        for j in range(9):
+            trans[i, 4 + j] = ((rw >> (4 * j)) & 15) % 3
+        sg = _cttz(cl & 63)
+        for j in range(3):
+            s = PERM[sg, j]
+            trans[i, 13 + j] = s
+            q = _cttz((cl >> (8 + 8 * s)) & 63)
+            for p in range(3):
+                trans[i, 16 + 3 * j + p] = PERM[q, p]
+        nl = m & 15
+        for d in range(1, 10):
+            lab_d = (m >> (4 * d)) & 15
+            if lab_d == 0:
+                lab_d = nl
+                nl += 1
+            trans[i, 24 + d] = lab_d
+        autos_out[i] = autos
+    return grids.shape[0]
 
 
 @compiled.kernel("(readonly u1[:, ::1], u1[:, ::1], i8[::1], i1[:, ::1], b1) -> void")
@@ -758,13 +764,12 @@ def _minlex_batch(grids, forms, autos, trans, force_slow):
     cls_q = np.zeros((3, 6), np.int64)
     cls_m = np.zeros((3, 6), np.int64)
     nodes = np.zeros((96, 5), np.int64)
-    for i in range(grids.shape[0]):
-        a = _minlex_one(grids, i, forms, trans, src, buf, sc, cls_q, cls_m, nodes, force_slow)
-        while a < 0:  # more tied candidates than buf holds: a bigger one, the grid again
+    i = 0
+    while i < grids.shape[0]:
+        i = _minlex_range(grids, i, forms, autos, trans, src, buf, sc, cls_q, cls_m, nodes,
+                          force_slow)
+        if i < grids.shape[0]:  # more tied candidates than buf holds: a bigger one
             buf = np.empty((2, 2 * buf.shape[1], 3), np.int64)
-            a = _minlex_one(grids, i, forms, trans, src, buf, sc, cls_q, cls_m, nodes,
-                            force_slow)
-        autos[i] = a
 
 
 def _run(grids: np.ndarray, force_slow: bool = False):
