@@ -146,6 +146,8 @@ LINE_BEST = _line_best()
 PAT_NIBBLES = np.array(
     [sum((v >> (8 - i) & 1) << (4 * (8 - i)) for i in range(9)) for v in range(512)], np.int64
 )
+# PAT_BEST as the nibbles of the first three places of a row
+PAT_BEST_NIB = PAT_NIBBLES[PAT_BEST << 6]
 def _first_ranks():
     """Nine clue bits -> the clue counts of its stacks sorted, as lo*16 + mid*4 + hi."""
     table = np.zeros(512, np.int64)
@@ -567,11 +569,14 @@ def _minlex_range(grids, start, forms, autos_out, trans, src, buf, sc, cls_q, cl
                         nn += 1
                         continue
                     if one_order:
+                        # each stack's best as nibbles at the top, shifted to its place
                         lb = (
-                            PAT_BEST[((bits >> sh0) & 7) * 64 + m0] << 6
-                            | PAT_BEST[((bits >> sh1) & 7) * 64 + m1] << 3
-                            | PAT_BEST[((bits >> sh2) & 7) * 64 + m2]
+                            PAT_BEST_NIB[((bits >> sh0) & 7) * 64 + m0]
+                            | PAT_BEST_NIB[((bits >> sh1) & 7) * 64 + m1] >> 12
+                            | PAT_BEST_NIB[((bits >> sh2) & 7) * 64 + m2] >> 24
                         )
+                        if lb > best:
+                            continue
                     else:
                         # the best stack order of the stacks' bounds: BEST on their ranks
                         p0 = PAT_BEST[(bits >> 6) * 64 + w0]
@@ -584,8 +589,8 @@ def _minlex_range(grids, start, forms, autos_out, trans, src, buf, sc, cls_q, cl
                             | ((pw >> (6 - 3 * ((e >> 14) & 3))) & 7) << 3
                             | ((pw >> (6 - 3 * ((e >> 16) & 3))) & 7)
                         )
-                    if PAT_NIBBLES[lb] > best:
-                        continue
+                        if PAT_NIBBLES[lb] > best:
+                            continue
                     if rank < 0:
                         best, nn = _slow_row(
                             src, t, r, m, rw, cl, k, best, buf, nx, nn, cls_q, cls_m, sc
