@@ -386,14 +386,13 @@ def _latin_rows(src, buf, nx, nodes):
     return best, nn
 
 
-# scratch words of _minlex_range (sc): per source stack its tied in-stack orders and number
-# of digit classes; labels; stack-order classes; the first-row rank (-1: a repeated digit,
-# the slow path), clue bits and bound of the 18 lines; the lines that can come first
-SC_WP, SC_NCLS = 0, 3
-SC_LAB, SC_SIGV, SC_SIGM, SC_KEYS = 6, 16, 22, 28
-SC_RANK, SC_PATS, SC_LINE_LB = 34, 52, 70
-SC_TOP = 88
-SC_SIZE = 90
+# scratch words of _minlex_range (sc): per source stack its number of digit classes;
+# labels; stack-order classes; digit triples; the first-row rank (-1: a repeated digit, the
+# slow path), clue bits and bound of the 18 lines; the lines that can come first
+SC_NCLS, SC_LAB, SC_SIGV, SC_SIGM, SC_KEYS = 0, 3, 13, 19, 25
+SC_RANK, SC_PATS, SC_LINE_LB = 31, 49, 67
+SC_TOP = 85
+SC_SIZE = 87
 
 
 @compiled.helper()
@@ -606,6 +605,7 @@ def _minlex_range(grids, start, forms, autos_out, trans, src, buf, sc, cls_q, cl
                     nnew = _popcnt(fsrc)
                     # the best order of each source stack under its open mask
                     bw = np.int64(0)
+                    wpw = np.int64(0)  # tied in-stack orders, stack s at bits 8 + 8s
                     for s in range(3):
                         trip = (kr >> (24 - 12 * s)) & 4095
                         e = BEST[
@@ -617,7 +617,7 @@ def _minlex_range(grids, start, forms, autos_out, trans, src, buf, sc, cls_q, cl
                             | ((trip >> (8 - 4 * ((e >> 14) & 3))) & 15) << 4
                             | ((trip >> (8 - 4 * ((e >> 16) & 3))) & 15)
                         )
-                        sc[SC_WP + s] = (e >> 4) & 63
+                        wpw |= ((e >> 4) & 63) << (8 + 8 * s)
                     # the best stack order among the open ones: the same table, on the ranks
                     # of the stacks' best triples
                     if sm_open & (sm_open - 1) == 0:
@@ -663,9 +663,7 @@ def _minlex_range(grids, start, forms, autos_out, trans, src, buf, sc, cls_q, cl
                             mm |= (m & 15) << (4 * d)
                         buf[nx, nn, 0] = mm
                         buf[nx, nn, 1] = rows
-                        buf[nx, nn, 2] = (
-                            smin | sc[SC_WP] << 8 | sc[SC_WP + 1] << 16 | sc[SC_WP + 2] << 24
-                        )
+                        buf[nx, nn, 2] = smin | wpw
                         nn += 1
                         continue
                     # Two or more new digits: split by where they land.  Stack orders that put
@@ -688,7 +686,7 @@ def _minlex_range(grids, start, forms, autos_out, trans, src, buf, sc, cls_q, cl
                             sc[SC_SIGM + ns] = np.int64(1) << sg
                             ns += 1
                     for s in range(3):
-                        wps = sc[SC_WP + s]
+                        wps = (wpw >> (8 + 8 * s)) & 63
                         if _popcnt(fsrc & (0x111 << (24 - 12 * s))) >= 2:
                             sc[SC_NCLS + s] = _classes(src, t, r, s, wps, cls_q, cls_m,
                                                        sc)
