@@ -43,32 +43,33 @@ mask of in-stack orders per source stack (the representation of Dobrichev's patm
 patminlex ranks clue patterns before digits, which is not the lexicographic order used
 here).  Each step tries every candidate with every source row allowed next (any of the 18
 rows or columns first, then the rest of its band, then any row of an unused band) and
-keeps what ties the smallest row so far.  Before its keys, a row must pass lower bounds:
-with every digit counted as 1 it is its clue pattern, whose best order under any column
-order is known per line from the start (LINE_BEST) and under the open masks two small
-tables give (PAT_BEST per stack, then the open stack orders); a row whose bound already
-exceeds the best row so far is dropped, as most are.  A line without clues is a row of
-blanks that keeps the candidate's masks as they are, and a candidate with one column order
-left reads its rows off that order (labelling new digits in place order), both without
-keys.  Otherwise a row is ranked by keys: a blank is 0, a digit
-already labelled is its label, a new digit is 15 (new digits take the next labels in order
-of position, so keys order rows as their labels do).  The three cells of a source stack
-reduce to their rank pattern; a table (BEST) gives the best in-stack order under the open
-mask and the orders that tie it; the same table on the ranks of the three stacks' best
-triples gives the best stack order under the open stack orders (and the clue pattern's
-order in the bound); the ties stay a product.  A candidate splits only where tied permutations put two or more
-new digits in different places (different digit maps).  Of the 18 first rows only the
-best are tried: without repeated digits, their order is that of the sorted clue counts of
-their stacks (fewer clues first is more leading blanks).  A row that
-repeats a digit (an invalid grid) goes through a plain enumeration of its open orders.  A
-full grid (nine distinct digits in every row and column) would split 1296 ways on its
-first row, so its first two rows come from a depth-first search over column places
-(_latin_rows).  All tied candidates are kept to the end, so the automorphism count is the
-sum of their sizes.  They live in one (2, capacity, 3) buffer, the current row's and the
-next's, indexed rather than swapped or sliced (numba counts references of every array view
-it makes, and of every array passed to a call: costly calls, so the whole batch is one call
-and the search makes no views); a grid with more ties than it holds is done again with a
-buffer twice as large.
+keeps what ties the smallest row so far.  Of the 18 first rows only the best are tried:
+without repeated digits, their order is that of the sorted clue counts of their stacks
+(fewer clues first is more leading blanks), so a mask of the lines of least count is made
+at the start.  Before its keys, a row must pass lower bounds: with every digit counted as 1
+it is its clue pattern, whose best order under any column order is known per line from the
+start (LINE_BEST), and under the candidate's open masks comes from small tables (PAT_BEST
+per stack, as nibbles in PAT_BEST_NIB when one stack order is left, else BEST on the ranks
+of the stacks' bounds); a row whose bound already exceeds the best row so far is dropped,
+as most are.  A line without clues is a row of blanks that keeps the candidate's masks as
+they are, and a candidate with one column order left reads its rows off that order
+(labelling new digits in place order), both without keys.  Otherwise a row is ranked by
+keys, all nine in one word in source order: a blank is 0, a digit already labelled is its
+label, a new digit is 15 (new digits take the next labels in order of position, so keys
+order rows as their labels do; their 15s are found by bit tricks).  The three cells of a
+source stack reduce to their rank pattern; a table (BEST) gives the best in-stack order
+under the open mask and the orders that tie it; the same table on the ranks of the three
+stacks' best triples gives the best stack order under the open stack orders; the ties stay
+a product.  A candidate splits only where tied permutations put two or more new digits in
+different places (different digit maps).  A row that repeats a digit (an invalid grid)
+goes through a plain enumeration of its open orders.  A full grid (nine distinct digits in
+every row and column) would split 1296 ways on its first row, so its first two rows come
+from a depth-first search over column places (_latin_rows).  All tied candidates are kept
+to the end, so the automorphism count is the sum of their sizes.  They live in one
+(2, capacity, 3) buffer, the current row's and the next's, indexed rather than swapped or
+sliced (numba counts references of every array view it makes, and of every array passed
+to a call: costly calls, so the whole batch is one call and the search makes no views); a
+grid with more ties than it holds is done again with a buffer twice as large.
 """
 
 from __future__ import annotations
