@@ -760,10 +760,10 @@ def _minlex_range(grids, start, forms, autos_out, trans, src, buf, sc, cls_q, cl
     return grids.shape[0]
 
 
-@compiled.kernel("(readonly u1[:, ::1], u1[:, ::1], i8[::1], i1[:, ::1], b1) -> void")
-def _minlex_batch(grids, forms, autos, trans, force_slow):
+@compiled.kernel("(readonly u1[:, ::1], u1[:, ::1], i8[::1], i1[:, ::1], b1, i8) -> void")
+def _minlex_batch(grids, forms, autos, trans, force_slow, capacity):
     src = np.zeros((2, 9, 9), np.int64)
-    buf = np.empty((2, 1024, 3), np.int64)
+    buf = np.empty((2, max(capacity, 2), 3), np.int64)
     sc = np.zeros(SC_SIZE, np.int64)
     cls_q = np.zeros((3, 6), np.int64)
     cls_m = np.zeros((3, 6), np.int64)
@@ -776,14 +776,14 @@ def _minlex_batch(grids, forms, autos, trans, force_slow):
             buf = np.empty((2, 2 * buf.shape[1], 3), np.int64)
 
 
-def _run(grids: np.ndarray, force_slow: bool = False):
+def _run(grids: np.ndarray, force_slow: bool = False, capacity: int = 1024):
     g = grid.as_batch(grids)
     n = len(g)
     forms = np.zeros((n, 81), np.uint8)
     autos = np.zeros(n, np.int64)
     trans = np.zeros((n, TRANSFORM_WIDTH), np.int8)
     if n:
-        _minlex_batch(g, forms, autos, trans, force_slow)
+        _minlex_batch(g, forms, autos, trans, force_slow, capacity)
     return forms, autos, trans
 
 

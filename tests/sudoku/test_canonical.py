@@ -286,6 +286,14 @@ def test_general_path_agrees_with_fast_path(g):
     assert (fast[0] == slow[0]).all() and (fast[1] == slow[1]).all()
 
 
+@given(any_grids)
+@settings(max_examples=100, deadline=None)
+def test_buffer_too_small_grows(g):
+    # two candidates at first: every grid with more ties is done again in a bigger buffer
+    assert all((a == b).all() for a, b in zip(canonical._run(g, capacity=2), canonical._run(g),
+                                               strict=True))
+
+
 def test_data_sets_transform_to_their_form(shared_data):
     g = np.concatenate([
         load_set("tdoku_benchmark_sets/puzzles2_17_clue", 3000),
@@ -303,6 +311,8 @@ def test_data_sets_transform_to_their_form(shared_data):
     fast = canonical._run(g[::10])
     slow = canonical._run(g[::10], force_slow=True)
     assert (fast[0] == slow[0]).all() and (fast[1] == slow[1]).all()
+    small = canonical._run(g, capacity=2)
+    assert (small[0] == forms).all() and (small[1] == autos).all()
 
 
 # --------------------------------------------------------------------------------------
