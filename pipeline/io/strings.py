@@ -43,4 +43,4 @@ def grid_strings(grids: np.ndarray, blank: str = "0", valid: np.ndarray | None =
     mask = None if valid is None else pa.py_buffer(np.packbits(valid, bitorder="little"))
     return pa.Array.from_buffers(pa.string(), n, [
         mask, pa.py_buffer(np.arange(0, 81 * (n + 1), 81, dtype=np.int32)),
-        pa.py_buffer(grid.to_ascii(grids, blank).tobytes())])
+        pa.py_buffer(grid.to_ascii(grids, blank).view(np.uint8))])

@@ -278,6 +278,9 @@ def _canonical(grids: np.ndarray, outcome) -> tuple[np.ndarray, np.ndarray, np.n
     from pipeline.sudoku import canonical
 
     has = (outcome.status != Status.MALFORMED) & (outcome.status != Status.ERROR)
+    if has.all():  # the usual part: no copies in and out
+        forms, autos = canonical.minlex(grids)
+        return forms, autos, has
     forms = np.zeros_like(grids)
     autos = np.zeros(len(grids), np.int64)
     rows = np.flatnonzero(has)

@@ -85,6 +85,9 @@ def test_to_ascii_is_81_bytes_per_row():
     grids, _ = grid.encode([SOLUTION, PUZZLE])
     out = grid.to_ascii(grids)
     assert out.tolist() == [SOLUTION.encode(), PUZZLE.replace(".", "0").encode()]
+    for blank in ".x-":  # any blank, by the arithmetic that replaced a table lookup
+        got = grid.to_ascii(grids, blank).tolist()
+        assert got == [SOLUTION.encode(), PUZZLE.replace(".", blank).encode()]
 
 
 def test_find_clashes_and_reasons():
