@@ -32,7 +32,6 @@ from pipeline.sudoku.rate.board import (
     lowbit,
 )
 from pipeline.sudoku.rate.techniques import (
-    ELIMS,
     INFO,
     RATING,
     T_FORCING_CHAIN,
@@ -42,6 +41,7 @@ from pipeline.sudoku.rate.techniques import (
     T_XY_CYCLE,
     T_Y_CYCLE,
     TECH,
+    name_cells,
     offer,
 )
 
@@ -265,11 +265,8 @@ def add_elim(E, ne, c, d):
 
 @compiled.helper()
 def name_loop(H, start, last, qn, qp):
-    """The loop's cells into H[INFO + 4..] for its text, as serate names them: from the
-    start's first link round to the start; four cells a word, each + 1 in 7 bits (0: no
-    more)."""
-    for k in range(4, ELIMS - INFO):
-        H[INFO + k] = 0
+    """The loop's cells named for its text (techniques.name_cells), as serate lists them:
+    from the start's first link round to the start, each once."""
     path = np.empty(NODES, np.int64)
     n = 0
     e = last
@@ -278,16 +275,18 @@ def name_loop(H, start, last, qn, qp):
         n += 1
         e = qp[e]
     path[n] = (start >> 1) // 9
+    cells = np.empty(81, np.int64)
     named = 0
     for i in range(n - 1, -2, -1):
         c = path[i] if i >= 0 else path[n]
         seen = False
         for j in range(named):
-            if ((H[INFO + 4 + j // 4] >> (7 * (j % 4))) & 127) == c + 1:
+            if cells[j] == c:
                 seen = True
-        if not seen and named < 4 * (ELIMS - INFO - 4):
-            H[INFO + 4 + named // 4] |= (c + 1) << (7 * (named % 4))
+        if not seen:
+            cells[named] = c
             named += 1
+    name_cells(H, cells, named)
 
 
 @compiled.helper()

@@ -7,7 +7,7 @@ the easiest offered (a later one only when strictly easier, so ties go to the fi
     H[NELIM] eliminations, each cell * 10 + digit at H[ELIMS + i]
     H[INFO + i] a few cells or digits that name the pattern (for the step's text): offer
                 sets four; a cycle's or a unique pattern's cells follow from INFO + 4
-                (chains.name_loop, ur_offer)
+                (name_cells)
 
 Finders are called in serate's order of producers (path.py); each returns whether it
 offered. `E` is a scratch list of eliminations the size of H's.
@@ -87,6 +87,16 @@ def clear(H):
     H[PCELL] = -1
     H[PDIG] = 0
     H[NELIM] = 0
+
+
+@compiled.helper()
+def name_cells(H, cells, n):
+    """A pattern's cells[:n] into H[INFO + 4..], for the step's text (rate/__init__.py's
+    _named): four a word, each + 1 in 7 bits (0: no more), up to 28."""
+    for k in range(4, ELIMS - INFO):
+        H[INFO + k] = 0
+    for j in range(min(n, 4 * (ELIMS - INFO - 4))):
+        H[INFO + 4 + j // 4] |= (cells[j] + 1) << (7 * (j % 4))
 
 
 @compiled.helper()
@@ -211,12 +221,7 @@ def intersections(cand, bb, H, E, direct):
                         continue
                     for w in range(3):
                         gone[w] = bb[d, w] & HOUSE_BB[h1, w] & ~HOUSE_BB[h0, w]
-                        m = gone[w]
-                        while m:
-                            k = lowbit(m)
-                            m &= m - 1
-                            E[ne] = (27 * w + k) * 10 + d + 1
-                            ne += 1
+                        ne = append_word(E, ne, w, gone[w], d)
                     if ne == 0:
                         continue
                     shared = 0  # h1's places (0..8) in h0 that hold d: the pattern's cells
@@ -398,6 +403,16 @@ def fish(val, cand, H, E, size):
 # -------------------------------------------------------------------------- wings
 
 
+@compiled.helper(inline="always")
+def append_word(E, ne, w, m, d):
+    """Append to E (ne so far) candidate d (0-based) of the cells of bitboard word w's bits m."""
+    while m:
+        E[ne] = (27 * w + lowbit(m)) * 10 + d + 1
+        m &= m - 1
+        ne += 1
+    return ne
+
+
 @compiled.helper()
 def common_peers(bb, d, a, b, c, E, ne):
     """Append to E the cells seeing a, b and c (c = -1: a and b) with candidate d (0-based)."""
@@ -405,11 +420,7 @@ def common_peers(bb, d, a, b, c, E, ne):
         m = bb[d, w] & PEER_BB[a, w] & PEER_BB[b, w]
         if c >= 0:
             m &= PEER_BB[c, w]
-        while m:
-            k = lowbit(m)
-            m &= m - 1
-            E[ne] = (27 * w + k) * 10 + d + 1
-            ne += 1
+        ne = append_word(E, ne, w, m, d)
     return ne
 
 
@@ -424,11 +435,7 @@ def seen_by_all(bb, d, cells, which, E, ne):
             k = lowbit(x)
             x &= x - 1
             m &= PEER_BB[cells[k], w]
-        while m:
-            k = lowbit(m)
-            m &= m - 1
-            E[ne] = (27 * w + k) * 10 + d + 1
-            ne += 1
+        ne = append_word(E, ne, w, m, d)
     return ne
 
 
@@ -604,15 +611,14 @@ def unique_loop(val, cand, bb, H, E):
 
 
 @compiled.helper()
-def ur_offer(H, tech, rating, E, ne, named, digits):
+def ur_offer(H, tech, rating, E, ne, order, n, digits):
     """offer, and among rectangles of one rating the lower type first (serate's order);
-    the pattern's cells (`named`: deadly's words) go to H[INFO + 4..] for the text."""
+    the pattern's cells (order[:n], as serate lists them) named for the text."""
     if rating == H[RATING] and tech < H[TECH]:
         H[RATING] = rating + 1
     if not offer(H, tech, rating, -1, 0, E, ne, 0, digits, 0, 0):
         return False
-    for k in range(ELIMS - INFO - 4):
-        H[INFO + 4 + k] = named[k] if k < named.shape[0] else 0
+    name_cells(H, order, n)
     return True
 
 
@@ -646,10 +652,9 @@ def deadly(val, cand, bb, H, E, cells, n, pair, u, v):
             n_extra += 1
     if n_extra == 0 or n_extra == n:
         return False  # serate starts its loops from a cell holding only u and v
-    # the text's words: the cells in serate's order, from the first cell holding only u
-    # and v towards its neighbour in a house it looks in first (box, row, column), four a
-    # word, each + 1 in 7 bits; and the digits
-    named = np.zeros((n + 3) // 4, np.int64)
+    # the text's cells in serate's order, from the first cell holding only u and v towards
+    # its neighbour in a house it looks in first (box, row, column); and the digits
+    named = np.zeros(n, np.int64)
     s = -1
     for k in range(n):
         if cand[cells[k]] == pair and (s < 0 or cells[k] < cells[s]):
@@ -658,13 +663,13 @@ def deadly(val, cand, bb, H, E, cells, n, pair, u, v):
     if first_house(cells[s], cells[(s + n - 1) % n]) < first_house(cells[s], cells[(s + 1) % n]):
         step = n - 1
     for j in range(n):
-        named[j // 4] |= (cells[(s + j * step) % n] + 1) << (7 * (j % 4))
+        named[j] = cells[(s + j * step) % n]
     digits = (u + 1) * 10 + v + 1
     if n_extra == 1:  # type 1: the odd cell is not u nor v
         e = cells[lowbit(extra)]
         E[0] = e * 10 + u + 1
         E[1] = e * 10 + v + 1
-        return ur_offer(H, t1, r0, E, 2, named, digits)
+        return ur_offer(H, t1, r0, E, 2, named, n, digits)
     # type 2: one extra digit, the same in every odd cell: out of the cells seeing them all
     x = 0
     one = True
@@ -677,7 +682,7 @@ def deadly(val, cand, bb, H, E, cells, n, pair, u, v):
     kept = False
     if one:
         ne = seen_by_all(bb, lowbit(x), cells, extra, E, 0)
-        if ne and ur_offer(H, t1 + 1, r0, E, ne, named, digits):
+        if ne and ur_offer(H, t1 + 1, r0, E, ne, named, n, digits):
             kept = True
     if n_extra != 2:
         return kept
@@ -696,16 +701,16 @@ def deadly(val, cand, bb, H, E, cells, n, pair, u, v):
             if count_in(bb, keep, h) == 2:
                 E[0] = e1 * 10 + drop + 1
                 E[1] = e2 * 10 + drop + 1
-                if ur_offer(H, t1 + 3, r0, E, 2, named, (keep + 1) * 10 + drop + 1):
+                if ur_offer(H, t1 + 3, r0, E, 2, named, n, (keep + 1) * 10 + drop + 1):
                     kept = True
     if POP9[(cand[e1] | cand[e2]) & ~pair] >= 2 and ur_type3(
-            val, cand, bb, H, E, e1, e2, pair, t1 + 2, r0, named, digits):
+            val, cand, bb, H, E, e1, e2, pair, t1 + 2, r0, named, n, digits):
         kept = True
     return kept
 
 
 @compiled.helper()
-def ur_type3(val, cand, bb, H, E, e1, e2, pair, tech, r0, named, digits):
+def ur_type3(val, cand, bb, H, E, e1, e2, pair, tech, r0, named, n, digits):
     """Type 3, by serate's rules: the two odd corners e1, e2 share a house. Naked: e1 as a
     cell holding their extras, with `size` - 1 other cells of the house (not e2), holds
     `size` digits; each digit goes from the cells seeing all that hold it (rating + 0.1 a
@@ -713,7 +718,7 @@ def ur_type3(val, cand, bb, H, E, e1, e2, pair, tech, r0, named, digits):
     aside, `size` places in the house (e1 one of them): the other places keep only those
     digits (rating + 0.1 a digit past two). Sizes 2..7, the houses box, row, column."""
     extra = (cand[e1] | cand[e2]) & ~pair
-    ways = np.zeros(3, np.int64)
+    holders = np.zeros(9, np.int64)
     rest = 0x1FF & ~pair & ~extra  # the digits a hidden set may add to the pair
     kept = False
     for size in range(2, 8):
@@ -746,27 +751,24 @@ def ur_type3(val, cand, bb, H, E, e1, e2, pair, tech, r0, named, digits):
                             naked |= x
                     if not ok or POP9[union] != size or POP9[naked] != size:
                         continue
+                    nh = 0  # the cells of the set (e1 among them) and e2
+                    for k in range(9):
+                        if (m >> k) & 1:
+                            holders[nh] = HOUSE_CELLS[h, k]
+                            nh += 1
+                    holders[nh] = e2
+                    nh += 1
                     ne = 0
                     y = union
                     while y:
                         dg = lowbit(y)
                         y &= y - 1
-                        for w in range(3):
-                            ways[w] = bb[dg, w]
-                        for k in range(10):  # the cells of the set, e1 and e2: who holds dg
-                            x = HOUSE_CELLS[h, k] if k < 9 else e2
-                            if k < 9 and not ((m >> k) & 1):
-                                continue
-                            if (cand[x] >> dg) & 1:
-                                for w in range(3):
-                                    ways[w] &= PEER_BB[x, w]
-                        for w in range(3):
-                            z = ways[w]
-                            while z:
-                                E[ne] = (27 * w + lowbit(z)) * 10 + dg + 1
-                                z &= z - 1
-                                ne += 1
-                    if ne and ur_offer(H, tech, r0 + size - 1, E, ne, named, digits):
+                        which = 0  # those holding dg
+                        for k in range(nh):
+                            if (cand[holders[k]] >> dg) & 1:
+                                which |= 1 << k
+                        ne = seen_by_all(bb, dg, holders, which, E, ne)
+                    if ne and ur_offer(H, tech, r0 + size - 1, E, ne, named, n, digits):
                         kept = True
             if 2 * size < empty and size - 2 <= POP9[rest]:
                 for s in range(512):
@@ -795,7 +797,7 @@ def ur_type3(val, cand, bb, H, E, e1, e2, pair, tech, r0, named, digits):
                                 E[ne] = x * 10 + lowbit(z) + 1
                                 z &= z - 1
                                 ne += 1
-                    if ne and ur_offer(H, tech, r0 + size - 2, E, ne, named, digits):
+                    if ne and ur_offer(H, tech, r0 + size - 2, E, ne, named, n, digits):
                         kept = True
     return kept
 
