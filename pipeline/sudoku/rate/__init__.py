@@ -233,7 +233,7 @@ def _digits(mask: int) -> str:
 
 
 def _pattern(name: str, info) -> str | None:
-    """Serate's text of the intersections, subsets, fish, unique rectangles, BUG type 1,
+    """Serate's text of the intersections, subsets, fish, unique rectangles, BUG,
     aligned exclusions and cycles (techniques.py's and chains.py's info), or None for
     another technique."""
     i0, i1, i2, i3 = (int(x) for x in info[:4])
@@ -259,6 +259,11 @@ def _pattern(name: str, info) -> str | None:
                 f"{len(base)} {lines[1]}")
     if name == "BUG type 1":
         return f"{name}: {square_name(i0)}"
+    if name in ("BUG type 2", "BUG type 4"):  # techniques.bug's: the digit, then the cells
+        return f"{name}: {','.join(square_name(c) for c in _named(info))} on {i0}"
+    if name == "BUG type 3":
+        return (f"{name}: {','.join(square_name(c) for c in _named(info))} on "
+                f"{_digits(i0).replace(',', ', ')}")
     if name == "Aligned Pair Exclusion":
         return f"{name}: {square_name(i0)},{square_name(i1)}"
     if name == "Aligned Triplet Exclusion":

@@ -19,6 +19,7 @@ import numpy as np
 
 from pipeline import compiled
 from pipeline.sudoku.rate.board import (
+    BIT,
     BOX,
     CELL_HOUSES,
     COL,
@@ -29,6 +30,7 @@ from pipeline.sudoku.rate.board import (
     POP9,
     ROW,
     SEES,
+    WORD,
     count_in,
     lowbit,
     popcount,
@@ -612,9 +614,12 @@ def unique_loop(val, cand, bb, H, E):
 
 @compiled.helper()
 def ur_offer(H, tech, rating, E, ne, order, n, digits):
-    """offer, and among rectangles of one rating the lower type first (serate's order);
-    the pattern's cells (order[:n], as serate lists them) named for the text."""
-    if rating == H[RATING] and tech < H[TECH]:
+    """offer, and among rectangles and loops of one rating serate's order: the lower type
+    first, then the one found first (serate starts from each cell holding only the pair in
+    turn: the lower order[0]); the pattern's cells (order[:n], as serate lists them) named
+    for the text."""
+    if rating == H[RATING] and (tech < H[TECH] or (
+            tech == H[TECH] and order[0] < (H[INFO + 4] & 127) - 1)):
         H[RATING] = rating + 1
     if not offer(H, tech, rating, -1, 0, E, ne, 0, digits, 0, 0):
         return False
@@ -805,62 +810,201 @@ def ur_type3(val, cand, bb, H, E, e1, e2, pair, tech, r0, named, n, digits):
 @compiled.helper()
 def bug(val, cand, bb, H, E):
     """Bivalue universal grave: were the extra candidates of a few cells gone, every cell
-    would hold two and every house each digit twice, a puzzle of two solutions. Type 1
-    (5.6): one such cell, whose digits but its extra one go; type 2 (5.7): one extra digit
-    in all, which goes from the cells seeing them all."""
-    bugc = np.zeros(9, np.int64)
-    bx = np.zeros(9, np.int64)  # each such cell's extra digits
+    would hold two and every house each digit twice, a puzzle of two solutions, so one
+    extra is true. Type 1 (5.6): one such cell, which keeps only its extras; type 2 (5.7):
+    one extra digit in all, which goes from the cells seeing every such cell; type 4 (5.7):
+    two such cells in a house sharing one grave digit, which each keep with their extras;
+    type 3 (5.7 + 0.1 a digit past two): the extras and cells of a house seeing them all
+    make a naked set, whose digits leave the house's other cells.
+
+    A cell's extras are found as serate finds them: in houses in its order (boxes, rows,
+    columns), a digit in neither none nor two places whose places hold one cell of three
+    digits or more; one of no such cell means no grave. When a single digit is the only
+    one so found, every cell of three digits or more among its places has it as an extra."""
+    bugc = np.zeros(28, np.int64)
+    bx = np.zeros(81, np.int64)  # each cell's extra digits
+    allx = np.zeros(81, np.bool_)  # lkSudoku's rule: every such cell of the one digit
     nb = 0
     extras = 0
-    for c in range(81):
-        if val[c] != 0 or POP9[cand[c]] == 2:
-            continue
-        if POP9[cand[c]] < 2 or nb == 9:
-            return False
-        x = 0
-        m = cand[c]
-        while m:
-            d = lowbit(m)
-            m &= m - 1
-            for t in range(3):
-                if count_in(bb, d, CELL_HOUSES[c, t]) > 2:
-                    x |= 1 << d
-        if POP9[cand[c] & ~x] != 2:
-            return False
-        bugc[nb] = c
-        bx[nb] = x
-        nb += 1
-        extras |= x
+    only = -1  # the one digit found so far; -2 once two were
+    common = np.zeros(3, np.int64)  # the cells seeing every such cell (bitboard)
+    for k in range(27):
+        h = BOX + k if k < 9 else (ROW + k - 9 if k < 18 else COL + k - 18)
+        for d in range(9):
+            n = count_in(bb, d, h)
+            if n == 0 or n == 2:
+                continue
+            found = 0
+            cell = -1
+            for j in range(9):
+                c = HOUSE_CELLS[h, j]
+                if (cand[c] >> d) & 1 and POP9[cand[c]] >= 3:
+                    found += 1
+                    cell = c
+                    if only == -1 or only == d:
+                        allx[c] = True
+            if only == -1:
+                only = d
+            elif only != d:
+                only = -2
+            if found == 0:
+                return False
+            if found > 1:
+                continue  # which of them: another house says
+            if bx[cell] == 0:
+                if nb == 28:
+                    return False
+                for w in range(3):
+                    common[w] = PEER_BB[cell, w] if nb == 0 else common[w] & PEER_BB[cell, w]
+                bugc[nb] = cell
+                nb += 1
+            bx[cell] |= 1 << d
+            extras |= 1 << d
+            if nb > 1 and POP9[extras] > 1 and (common[0] | common[1] | common[2]) == 0:
+                return False
+    if only >= 0:
+        for c in range(81):
+            if allx[c] and bx[c] == 0:
+                if nb == 28:
+                    return False
+                for w in range(3):
+                    common[w] = PEER_BB[c, w] if nb == 0 else common[w] & PEER_BB[c, w]
+                bugc[nb] = c
+                nb += 1
+                bx[c] = 1 << only
+                if nb > 1 and POP9[extras] > 1 and (common[0] | common[1] | common[2]) == 0:
+                    return False
     if nb == 0:
         return False
-    # the grave without the extras: every digit twice (or not at all) in every house
+    # (common holds none of the cells: two of them never both see a third of them)
+    # the grave without the extras: two digits a cell, each digit twice (or not at all) in
+    # every house
+    for c in range(81):
+        if val[c] == 0 and POP9[cand[c] & ~bx[c]] != 2:
+            return False
     for h in range(27):
         for d in range(9):
             n = count_in(bb, d, h)
             for i in range(nb):
-                if (bx[i] >> d) & 1:
-                    c = bugc[i]
-                    if CELL_HOUSES[c, 0] == h or CELL_HOUSES[c, 1] == h or CELL_HOUSES[c, 2] == h:
-                        n -= 1
+                c = bugc[i]
+                if (bx[c] >> d) & 1 and (CELL_HOUSES[c, 0] == h or CELL_HOUSES[c, 1] == h
+                                         or CELL_HOUSES[c, 2] == h):
+                    n -= 1
             if n != 0 and n != 2:
                 return False
     if nb == 1:
         c = bugc[0]
-        if POP9[extras] != 1:
-            return False
-        d = lowbit(extras)
-        ne = 0  # the cell keeps only its extra digit (serate removes the rest, places none)
+        ne = 0  # the cell keeps only its extras (serate removes the rest, places none)
         x = cand[c] & ~extras
         while x:
             E[ne] = c * 10 + lowbit(x) + 1
             x &= x - 1
             ne += 1
-        return offer(H, T_BUG1, 56, -1, 0, E, ne, c, d + 1, 0, 0)
+        return offer(H, T_BUG1, 56, -1, 0, E, ne, c, lowbit(extras) + 1, 0, 0)
+    kept = False
     if POP9[extras] == 1:
         d = lowbit(extras)
-        ne = seen_by_all(bb, d, bugc, (1 << nb) - 1, E, 0)
-        if ne:
-            return offer(H, T_BUG2, 57, -1, 0, E, ne, bugc[0], bugc[1], d + 1, 0)
+        ne = append_word(E, 0, 0, common[0] & bb[d, 0], d)
+        ne = append_word(E, ne, 1, common[1] & bb[d, 1], d)
+        ne = append_word(E, ne, 2, common[2] & bb[d, 2], d)
+        if ne and offer(H, T_BUG2, 57, -1, 0, E, ne, d + 1, 0, 0, 0):
+            name_cells(H, bugc, nb)
+            kept = True
+        if nb == 2:
+            kept |= bug4(cand, H, E, bugc, bx, extras)
+        return kept
+    if (common[0] | common[1] | common[2]) == 0:
+        return False
+    if nb == 2:
+        kept |= bug4(cand, H, E, bugc, bx, extras)
+    if POP9[extras] > 1 and bug3(cand, H, E, bugc, nb, extras, common):
+        kept = True
+    return kept
+
+
+@compiled.helper()
+def bug_house(bugc, nb, t):
+    """The house of kind t (0 box, 1 row, 2 column) holding every cell of bugc[:nb], or -1."""
+    kind = 2 if t == 0 else (0 if t == 1 else 1)  # CELL_HOUSES' columns: row, column, box
+    h = CELL_HOUSES[bugc[0], kind]
+    for i in range(1, nb):
+        if CELL_HOUSES[bugc[i], kind] != h:
+            return -1
+    return h
+
+
+@compiled.helper()
+def bug4(cand, H, E, bugc, bx, extras):
+    """BUG type 4: the two cells, in a house, share one grave digit v; the grave digit
+    other than v goes from each (once for each kind of house they share, as serate)."""
+    a, b = bugc[0], bugc[1]
+    v = cand[a] & cand[b] & ~extras
+    if POP9[v] != 1:
+        return False
+    kept = False
+    for t in range(3):
+        if bug_house(bugc, 2, t) < 0:
+            continue
+        ne = 0
+        for c in (a, b):
+            x = cand[c] & ~bx[c] & ~v
+            while x:
+                E[ne] = c * 10 + lowbit(x) + 1
+                x &= x - 1
+                ne += 1
+        if offer(H, T_BUG4, 57, -1, 0, E, ne, lowbit(v) + 1, 0, 0, 0):
+            name_cells(H, bugc, 2)
+            kept = True
+    return kept
+
+
+@compiled.helper()
+def bug3(cand, H, E, bugc, nb, extras, common):
+    """BUG type 3: in a house holding every such cell, degree - 1 of the cells seeing them
+    all (tried in serate's order: degree, then box, row, column, then combinations as
+    bit masks count up) whose digits, with the extras, are degree digits in all: those
+    digits go from the house's other cells seeing them all."""
+    cells = np.zeros(9, np.int64)
+    for degree in range(2, 7):
+        for t in range(3):
+            h = bug_house(bugc, nb, t)
+            if h < 0:
+                continue
+            m = 0
+            for j in range(9):
+                c = HOUSE_CELLS[h, j]
+                if common[WORD[c]] & BIT[c]:
+                    cells[m] = c
+                    m += 1
+            if m < degree:
+                continue
+            pick = (1 << (degree - 1)) - 1
+            while pick < (1 << m):
+                digits = 0
+                ok = True
+                for i in range(m):
+                    if (pick >> i) & 1:
+                        if POP9[cand[cells[i]]] <= 1:
+                            ok = False
+                        digits |= cand[cells[i]]
+                if ok and POP9[digits] == degree and POP9[digits | extras] == degree:
+                    ne = 0
+                    for i in range(m):
+                        if not (pick >> i) & 1:
+                            c = cells[i]
+                            x = cand[c] & digits
+                            while x:
+                                E[ne] = c * 10 + lowbit(x) + 1
+                                x &= x - 1
+                                ne += 1
+                    if ne:  # the first is the easiest: serate's hint
+                        if not offer(H, T_BUG3, 56 + degree, -1, 0, E, ne, digits, 0, 0, 0):
+                            return False
+                        name_cells(H, bugc, nb)
+                        return True
+                low = pick & -pick  # the next mask of as many bits (Gosper's)
+                ripple = pick + low
+                pick = ripple | (((pick ^ ripple) >> 2) // low)
     return False
 
 
