@@ -852,12 +852,9 @@ def bug(val, cand, bb, H, E):
             if found > 1:
                 continue  # which of them: another house says
             if bx[cell] == 0:
-                if nb == 28:
+                nb = add_bug_cell(cell, bugc, nb, common)
+                if nb < 0:
                     return False
-                for w in range(3):
-                    common[w] = PEER_BB[cell, w] if nb == 0 else common[w] & PEER_BB[cell, w]
-                bugc[nb] = cell
-                nb += 1
             bx[cell] |= 1 << d
             extras |= 1 << d
             if nb > 1 and POP9[extras] > 1 and (common[0] | common[1] | common[2]) == 0:
@@ -865,18 +862,15 @@ def bug(val, cand, bb, H, E):
     if only >= 0:
         for c in range(81):
             if allx[c] and bx[c] == 0:
-                if nb == 28:
+                nb = add_bug_cell(c, bugc, nb, common)
+                if nb < 0:
                     return False
-                for w in range(3):
-                    common[w] = PEER_BB[c, w] if nb == 0 else common[w] & PEER_BB[c, w]
-                bugc[nb] = c
-                nb += 1
                 bx[c] = 1 << only
                 if nb > 1 and POP9[extras] > 1 and (common[0] | common[1] | common[2]) == 0:
                     return False
     if nb == 0:
         return False
-    # (common holds none of the cells: two of them never both see a third of them)
+    # (common holds none of the cells: no cell sees itself)
     # the grave without the extras: two digits a cell, each digit twice (or not at all) in
     # every house
     for c in range(81):
@@ -920,6 +914,18 @@ def bug(val, cand, bb, H, E):
     if POP9[extras] > 1 and bug3(cand, H, E, bugc, nb, extras, common):
         kept = True
     return kept
+
+
+@compiled.helper(inline="always")
+def add_bug_cell(c, bugc, nb, common):
+    """Append c to bugc[:nb] and keep in common only the cells that see it; the new count,
+    or -1 when bugc is full."""
+    if nb == bugc.shape[0]:
+        return -1
+    for w in range(3):
+        common[w] = PEER_BB[c, w] if nb == 0 else common[w] & PEER_BB[c, w]
+    bugc[nb] = c
+    return nb + 1
 
 
 @compiled.helper()
