@@ -154,13 +154,23 @@ def bfs(links, start, use_x, use_y, limit, target, parent, depth, queue, seen):
 
 
 @compiled.helper()
-def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers):
+def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back, mark):
     """Serate's search for loops back to `start` (on), breadth first, Y links before X: an
     on node is reached once, an off node once from each on node it is not an ancestor of
     (so that a loop through it by another way is seen). The queue's entries: qn the node,
     qp the entry it came from, qd its depth. Each off entry 3 links or more away that links
     back to the start is a loop: its entry goes to closers (closers[0] their count). Returns
-    the number of entries, negative when `limit` (nodes) cut the search short."""
+    the number of entries, negative when `limit` (nodes) cut the search short.
+
+    Under a limit, an entry that cannot get back to the start within it is not queued: it
+    would lead to no loop the search could take, and these searches grow fast with depth.
+    How far back node m is: as far as m's negation from the start's off (a link read
+    backwards and negated is a link, so a way back is a way out from the start's off),
+    back[] of a breadth first search from there (bfs, its marks in mark[])."""
+    bounded = limit < NODES
+    if bounded:  # (qn and qp are its scratch before they are the loops')
+        bfs(links, start ^ 1, use_x, use_y, limit, -1, qp, back, qn, mark)
+        mg = mark[NODES]
     seen[NODES] += 1
     gen = seen[NODES]
     seen[start] = gen
@@ -191,6 +201,8 @@ def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers):
                         up = qp[up]
                     if up >= 0:
                         continue
+                if bounded and (mark[m ^ 1] != mg or dn + back[m ^ 1] > limit):
+                    continue  # no way back within the limit
                 if tail >= qn.shape[0]:
                     return -tail
                 qn[tail] = m
@@ -328,6 +340,8 @@ def chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, links, 
     qp = np.empty(NODES * 16, np.int32)
     qd = np.empty(NODES * 16, np.int32)
     forw = np.empty(81, np.int64)
+    back = np.empty(NODES, np.int32)  # loops' ways back to the start, marked by mark
+    mark = np.zeros(NODES + 1, np.int32)
     for kind in (1, 0, 2):  # 0: Y links only, 1: X only, 2: both
         use_x = kind >= 1
         use_y = kind != 1
@@ -345,7 +359,8 @@ def chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, links, 
                 effort[0] += 1
                 base = 70 if kind == 2 else 65
                 limit = longest(base, min(H[RATING], level))
-                if loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers) < 0:
+                if loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back,
+                         mark) < 0:
                     whole = False
                 for k in range(1, closers[0] + 1):  # the shortest loop that eliminates
                     last = closers[k]
