@@ -290,6 +290,16 @@ def _close_stacks(c0, c1, c2):
 
 
 @compiled.helper(inline="always")
+def _single_rows(x):
+    """The cells of a board alone in their row, for a board with a cell in every row (as
+    a closed board is): ``x & (x - 1)`` per row (no borrow crosses a row) is empty where
+    the row has one cell.  No POPCNT: it shares its port with PEXT and the multiplier."""
+    m = _minirows(x & (x - 0o1001001))
+    m = (m | (m >> 3) | (m >> 6)) & 0o1001001  # bit 9r: row r has two cells or more
+    return x & ~((m << 9) - m)
+
+
+@compiled.helper(inline="always")
 def _propagate(S, todo):
     """Settle queued digits until none is left.  Returns False on contradiction.
 
@@ -336,25 +346,22 @@ def _propagate(S, todo):
                 if x0 == 0 or x1 == 0 or x2 == 0:
                     return False
                 break
-        S[d] = x0
-        S[9 + d] = x1
-        S[18 + d] = x2
         # the digit's minirow and minicolumn words, for the stall (c*: its closed columns)
         S[AT_H + d] = _minirows(x0) | (_minirows(x1) << 1) | (_minirows(x2) << 2)
         S[AT_K + d] = c0 | (c1 << 9) | (c2 << 18)
-        # rows reduced to one cell place that cell: it leaves the band's other boards
+        # rows reduced to one cell place that cell: it leaves the band's other boards.  The
+        # placement writes the board back itself (lane d of its vector): a scalar store just
+        # before its 32-byte load of the band would stall that load (no store forwarding
+        # from a narrow store into a wider load)
         for b in range(3):
             x = x0 if b == 0 else (x1 if b == 1 else x2)
-            solved = x & (
-                (np.int64(popcnt(x & 511) == 1) * 511)
-                | (np.int64(popcnt(x & (511 << 9)) == 1) * (511 << 9))
-                | (np.int64(popcnt(x & (511 << 18)) == 1) * (511 << 18))
-            )
             u = np.int64(S[27 + b])
-            new = solved & u
+            new = _single_rows(x) & u
             if new != 0:
                 S[27 + b] = u & ~new
                 later |= place_in_band(S, b * 9, new, d, x) & ~(todo | (np.int64(1) << d))
+            else:
+                S[b * 9 + d] = x
     return True
 
 
