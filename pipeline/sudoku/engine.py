@@ -349,19 +349,29 @@ def _propagate(S, todo):
         # the digit's minirow and minicolumn words, for the stall (c*: its closed columns)
         S[AT_H + d] = _minirows(x0) | (_minirows(x1) << 1) | (_minirows(x2) << 2)
         S[AT_K + d] = c0 | (c1 << 9) | (c2 << 18)
-        # rows reduced to one cell place that cell: it leaves the band's other boards.  The
-        # placement writes the board back itself (lane d of its vector): a scalar store just
-        # before its 32-byte load of the band would stall that load (no store forwarding
-        # from a narrow store into a wider load)
-        for b in range(3):
-            x = x0 if b == 0 else (x1 if b == 1 else x2)
-            u = np.int64(S[27 + b])
-            new = _single_rows(x) & u
-            if new != 0:
-                S[27 + b] = u & ~new
-                later |= place_in_band(S, b * 9, new, d, x) & ~(todo | (np.int64(1) << d))
-            else:
-                S[b * 9 + d] = x
+        # rows reduced to one cell place that cell: it leaves the band's other boards.  One
+        # branch for the three bands (whether one places, a coin flip on hard puzzles), not
+        # one per band; the placement writes the board back itself (lane d of its vector): a
+        # scalar store just before its 32-byte load of the band would stall that load (no
+        # store forwarding from a narrow store into a wider load)
+        u0 = np.int64(S[27])
+        u1 = np.int64(S[28])
+        u2 = np.int64(S[29])
+        n0 = _single_rows(x0) & u0
+        n1 = _single_rows(x1) & u1
+        n2 = _single_rows(x2) & u2
+        if (n0 | n1 | n2) == 0:
+            S[d] = x0
+            S[9 + d] = x1
+            S[18 + d] = x2
+        else:
+            S[27] = u0 & ~n0
+            S[28] = u1 & ~n1
+            S[29] = u2 & ~n2
+            hit = place_in_band(S, 0, n0, d, x0)
+            hit |= place_in_band(S, 9, n1, d, x1)
+            hit |= place_in_band(S, 18, n2, d, x2)
+            later |= hit & ~(todo | (np.int64(1) << d))
     return True
 
 
