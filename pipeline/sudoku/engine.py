@@ -528,33 +528,36 @@ def _choose_branch(S, kind, idx, pick):
 
 
 @compiled.helper(inline="always")
-def _assert_entry(S, kind, idx, d, e, on):
-    """Assert (on) or deny (not on) entry e of matrix idx of digit d in node S."""
+def _denied(S, s, kind, idx, e):
+    """Board s (of the branch's digit) without entry e of matrix idx: the only board that
+    denying the entry changes."""
+    if kind == 0:
+        cells = np.int64(7) << (9 * (e // 3) + 3 * (e % 3))
+    else:
+        cells = _spread(np.int64(1) << (3 * idx + e % 3))
+    return np.int64(S[s]) & ~cells
+
+
+@compiled.helper(inline="always")
+def _assert_entry(S, kind, idx, d, e):
+    """Assert entry e of matrix idx of digit d in node S."""
     if kind == 0:
         s = idx * 9 + d
         cells = np.int64(7) << (9 * (e // 3) + 3 * (e % 3))
-        if on:
-            # the digit's row of the band lies in this box, and the box's digit in this row
-            row = np.int64(511) << (9 * (e // 3))
-            box = np.int64(0o007007007) << (3 * (e % 3))
-            S[s] = np.int64(S[s]) & ~((row | box) & ~cells)
-        else:
-            S[s] = np.int64(S[s]) & ~cells
+        # the digit's row of the band lies in this box, and the box's digit in this row
+        row = np.int64(511) << (9 * (e // 3))
+        box = np.int64(0o007007007) << (3 * (e % 3))
+        S[s] = np.int64(S[s]) & ~((row | box) & ~cells)
     else:
         band = e // 3
-        col = 3 * idx + e % 3
-        colcells = _spread(np.int64(1) << col)
-        if on:
-            for b in range(3):
-                s = b * 9 + d
-                if b == band:
-                    other = _spread(np.int64(7) << (3 * idx)) & ~colcells
-                    S[s] = np.int64(S[s]) & ~other
-                else:
-                    S[s] = np.int64(S[s]) & ~colcells
-        else:
-            s = band * 9 + d
-            S[s] = np.int64(S[s]) & ~colcells
+        colcells = _spread(np.int64(1) << (3 * idx + e % 3))
+        for b in range(3):
+            s = b * 9 + d
+            if b == band:
+                other = _spread(np.int64(7) << (3 * idx)) & ~colcells
+                S[s] = np.int64(S[s]) & ~other
+            else:
+                S[s] = np.int64(S[s]) & ~colcells
 
 
 @compiled.helper(inline="always")
@@ -666,15 +669,14 @@ def _solve_one(grids, p, out, limit, S, pick, stack):
                 idx = pick[1]
                 d = pick[2]
                 e = pick[3]
-                # push the node without the entry, go on with it
-                s = idx * 9 + d if kind == 0 else (e // 3) * 9 + d
-                keep = S[s]
-                _assert_entry(S, kind, idx, d, e, False)
-                S[30] = np.int64(1) << d
+                # push the node without the entry (copied first, then its one board changed
+                # in the copy: the copy's 32-byte loads follow no store into S), go on with it
                 copy_row(stack, sp, S, 0)
+                s = idx * 9 + d if kind == 0 else (e // 3) * 9 + d
+                stack[sp, s] = _denied(S, s, kind, idx, e)
+                stack[sp, 30] = np.int64(1) << d
                 sp += 1
-                S[s] = keep
-                _assert_entry(S, kind, idx, d, e, True)
+                _assert_entry(S, kind, idx, d, e)
                 todo = np.int64(1) << d
                 continue
         # backtrack
