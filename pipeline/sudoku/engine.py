@@ -289,13 +289,18 @@ def _close_stacks(c0, c1, c2):
     )
 
 
+ROW_ONES = 0o1001001 | (0o1001001 << 32)  # bit 0 of each row, of two boards side by side
+
+
 @compiled.helper(inline="always")
 def _single_rows(x):
-    """The cells of a board alone in their row, for a board with a cell in every row (as
-    a closed board is): ``x & (x - 1)`` per row (no borrow crosses a row) is empty where
-    the row has one cell.  No POPCNT: it shares its port with PEXT and the multiplier."""
-    m = _minirows(x & (x - 0o1001001))
-    m = (m | (m >> 3) | (m >> 6)) & 0o1001001  # bit 9r: row r has two cells or more
+    """The cells alone in their row, for one board or two side by side (bits 0..26 and
+    32..58), each with a cell in every row (as a closed board is): ``x & (x - 1)`` per row
+    (no borrow crosses a row) is empty where the row has one cell.  No POPCNT: it shares
+    its port with PEXT and the multiplier."""
+    w = x & (x - ROW_ONES)
+    m = (w | (w >> 1) | (w >> 2)) & (ROW_ONES * 0o111)  # minirows of w
+    m = (m | (m >> 3) | (m >> 6)) & ROW_ONES  # bit 9r: row r has two cells or more
     return x & ~((m << 9) - m)
 
 
@@ -357,8 +362,9 @@ def _propagate(S, todo):
         u0 = np.int64(S[27])
         u1 = np.int64(S[28])
         u2 = np.int64(S[29])
-        n0 = _single_rows(x0) & u0
-        n1 = _single_rows(x1) & u1
+        n01 = _single_rows(x0 | (x1 << 32))
+        n0 = n01 & u0
+        n1 = (n01 >> 32) & u1
         n2 = _single_rows(x2) & u2
         if (n0 | n1 | n2) == 0:
             S[d] = x0
