@@ -263,9 +263,11 @@ def _band_index(x):
 
 
 @compiled.helper(inline="always")
-def _close_band(x):
-    """Keep the cells of a board whose minirow lies on a permutation still possible."""
-    return x & COMPLEX[_band_index(x)]
+def _closing(x):
+    """The cells of a board's band whose minirow lies on a permutation its band matrix
+    still has: ``x & _closing(x)`` is the board closed.  Every minirow kept holds a cell
+    of x, so the low bits (``& 0o111111111``) are also the closed board's minirows."""
+    return np.int64(COMPLEX[_band_index(x)])
 
 
 @compiled.helper(inline="always")
@@ -323,9 +325,13 @@ def _propagate(S, todo):
         x0 = np.int64(S[d])
         x1 = np.int64(S[9 + d])
         x2 = np.int64(S[18 + d])
-        x0 = _close_band(x0)
-        x1 = _close_band(x1)
-        x2 = _close_band(x2)
+        # (k*: what the closing keeps, whose low bits are the closed boards' minirows)
+        k0 = _closing(x0)
+        k1 = _closing(x1)
+        k2 = _closing(x2)
+        x0 &= k0
+        x1 &= k1
+        x2 &= k2
         while True:
             if x0 == 0 or x1 == 0 or x2 == 0:
                 return False
@@ -336,17 +342,20 @@ def _propagate(S, todo):
             # the band step changes nothing unless a band matrix lost a bit: a minirow
             # emptied (then the boards are y, and stable)
             if (
-                _minirows(y0) == _minirows(x0)
-                and _minirows(y1) == _minirows(x1)
-                and _minirows(y2) == _minirows(x2)
+                _minirows(y0) == k0 & 0o111111111
+                and _minirows(y1) == k1 & 0o111111111
+                and _minirows(y2) == k2 & 0o111111111
             ):
                 x0 = y0
                 x1 = y1
                 x2 = y2
                 break
-            x0 = _close_band(y0)
-            x1 = _close_band(y1)
-            x2 = _close_band(y2)
+            k0 = _closing(y0)
+            k1 = _closing(y1)
+            k2 = _closing(y2)
+            x0 = y0 & k0
+            x1 = y1 & k1
+            x2 = y2 & k2
             if x0 == y0 and x1 == y1 and x2 == y2:
                 if x0 == 0 or x1 == 0 or x2 == 0:
                     return False
