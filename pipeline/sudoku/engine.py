@@ -258,7 +258,7 @@ def _band_index(x):
     """A board's band matrix as a table index: with PEXT the bits of its minirows packed
     (a short dependency chain, no table load), else ``_band_matrix``."""
     if FAST_PEXT:
-        return pext(_minirows(x), 0o111111111)
+        return pext(x | (x >> 1) | (x >> 2), 0o111111111)  # (_minirows, PEXT masking)
     return _band_matrix(x) & 511  # (the mask spares a negative-index check)
 
 
