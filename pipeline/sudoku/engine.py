@@ -73,6 +73,21 @@ a band's first eight boards as one 32-byte vector, and a naked single finds its 
 one vector compare.  Where PEXT is fast (``FAST_PEXT``: Intel since Haswell, AMD since
 Zen 3) a board's band matrix is its minirow bits packed by PEXT, which shortens the chain
 of dependent instructions of every settling; elsewhere three ``SHRINK`` lookups make it.
+The closing table's entry also gives the closed board's minirows (the low bit of each
+minirow it keeps, all of which hold a cell), so the settling's stop test does not
+recompute them.  A row left with one cell is found without POPCNT (which shares its port
+with PEXT): in a closed board every row holds a cell, so ``x & (x - 1)`` taken per row
+(no borrow crosses a row) is empty exactly where the row has one cell, two bands' boards
+side by side in one 64-bit word::
+
+    bits  0..26   board of band 0     rows at bits 0, 9, 18
+    bits 32..58   board of band 1     rows at bits 32, 41, 50      (band 2 alone)
+
+A settled digit takes one branch on whether it places a cell in any band (whether it
+does in a given band is a coin flip on hard puzzles), and the placement writes the
+digit's board back as lane d of the band's vector: a 4-byte store just before a 32-byte
+load of the same bytes would stall that load.  For the same reason a branch copies the
+node to the stack first and then changes its one denied board in the copy.
 The search loop is compiled without numba's reference counting (``_nrt=False``): the
 state arrays are made once per batch, and a node is pushed and popped as one 256-byte copy.
 """
