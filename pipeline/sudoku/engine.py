@@ -607,24 +607,26 @@ def _setup(grids, p, S):
     S[27] = ALL27 & ~giv0
     S[28] = ALL27 & ~giv1
     S[29] = ALL27 & ~giv2
-    n_cells = 0
+    n_cells = popcnt(giv0 | (giv1 << 27)) + popcnt(giv2)
     n_units = 0
     for d in range(9):
         g0 = byte_mask32(grids, at, d + 1, d + 1) & ALL27
         g1 = byte_mask32(grids, at + 27, d + 1, d + 1) & ALL27
         g2 = byte_mask32(grids, at + 49, d + 1, d + 1) >> 5
         cols = _columns(g0) | _columns(g1) | _columns(g2)
-        n_units += popcnt(cols)
+        # the digit's columns, boxes and rows as distinct bits of one word, one POPCNT:
+        # bits 0..8 columns, 9 + 3k + b box k of band b, 32 + 9r + b row r of band b
+        units = cols
         for b in range(3):
             g = g0 if b == 0 else (g1 if b == 1 else g2)
             giv = giv0 if b == 0 else (giv1 if b == 1 else giv2)
             mr = _minirows(g)
             rows = (mr | (mr >> 3) | (mr >> 6)) & 0x40201
             boxes = (mr | (mr >> 9) | (mr >> 18)) & 0o111
-            n_cells += popcnt(g)
-            n_units += popcnt(rows) + popcnt(boxes)
+            units |= (boxes << (9 + b)) | (rows << (32 + b))
             out = _spread(cols) | (rows * 511) | _spread(boxes * 7) | giv
             S[b * 9 + d] = (ALL27 & ~out) | g
+        n_units += popcnt(units)
     # as many distinct rows, columns and boxes as givens, for every digit
     return n_units == 3 * n_cells
 
