@@ -73,6 +73,21 @@ a band's first eight boards as one 32-byte vector, and a naked single finds its 
 one vector compare.  Where PEXT is fast (``FAST_PEXT``: Intel since Haswell, AMD since
 Zen 3) a board's band matrix is its minirow bits packed by PEXT, which shortens the chain
 of dependent instructions of every settling; elsewhere three ``SHRINK`` lookups make it.
+The closing table's entry also gives the closed board's minirows (the low bit of each
+minirow it keeps, all of which hold a cell), so the settling's stop test does not
+recompute them.  A row left with one cell is found without POPCNT (which shares its port
+with PEXT): in a closed board every row holds a cell, so ``x & (x - 1)`` taken per row
+(no borrow crosses a row) is empty exactly where the row has one cell, two bands' boards
+side by side in one 64-bit word::
+
+    bits  0..26   board of band 0     rows at bits 0, 9, 18
+    bits 32..58   board of band 1     rows at bits 32, 41, 50      (band 2 alone)
+
+A settled digit takes one branch on whether it places a cell in any band (whether it
+does in a given band is a coin flip on hard puzzles), and the placement writes the
+digit's board back as lane d of the band's vector: a 4-byte store just before a 32-byte
+load of the same bytes would stall that load.  For the same reason a branch copies the
+node to the stack first and then changes its one denied board in the copy.
 The search loop is compiled without numba's reference counting (``_nrt=False``): the
 state arrays are made once per batch, and a node is pushed and popped as one 256-byte copy.
 """
@@ -258,14 +273,16 @@ def _band_index(x):
     """A board's band matrix as a table index: with PEXT the bits of its minirows packed
     (a short dependency chain, no table load), else ``_band_matrix``."""
     if FAST_PEXT:
-        return pext(_minirows(x), 0o111111111)
+        return pext(x | (x >> 1) | (x >> 2), 0o111111111)  # (_minirows, PEXT masking)
     return _band_matrix(x) & 511  # (the mask spares a negative-index check)
 
 
 @compiled.helper(inline="always")
-def _close_band(x):
-    """Keep the cells of a board whose minirow lies on a permutation still possible."""
-    return x & COMPLEX[_band_index(x)]
+def _closing(x):
+    """The cells of a board's band whose minirow lies on a permutation its band matrix
+    still has: ``x & _closing(x)`` is the board closed.  Every minirow kept holds a cell
+    of x, so the low bits (``& 0o111111111``) are also the closed board's minirows."""
+    return np.int64(COMPLEX[_band_index(x)])
 
 
 @compiled.helper(inline="always")
@@ -289,6 +306,21 @@ def _close_stacks(c0, c1, c2):
     )
 
 
+ROW_ONES = 0o1001001 | (0o1001001 << 32)  # bit 0 of each row, of two boards side by side
+
+
+@compiled.helper(inline="always")
+def _single_rows(x):
+    """The cells alone in their row, for one board or two side by side (bits 0..26 and
+    32..58), each with a cell in every row (as a closed board is): ``x & (x - 1)`` per row
+    (no borrow crosses a row) is empty where the row has one cell.  No POPCNT: it shares
+    its port with PEXT and the multiplier."""
+    w = x & (x - ROW_ONES)
+    m = (w | (w >> 1) | (w >> 2)) & (ROW_ONES * 0o111)  # minirows of w
+    m = (m | (m >> 3) | (m >> 6)) & ROW_ONES  # bit 9r: row r has two cells or more
+    return x & ~((m << 9) - m)
+
+
 @compiled.helper(inline="always")
 def _propagate(S, todo):
     """Settle queued digits until none is left.  Returns False on contradiction.
@@ -308,9 +340,13 @@ def _propagate(S, todo):
         x0 = np.int64(S[d])
         x1 = np.int64(S[9 + d])
         x2 = np.int64(S[18 + d])
-        x0 = _close_band(x0)
-        x1 = _close_band(x1)
-        x2 = _close_band(x2)
+        # (k*: what the closing keeps, whose low bits are the closed boards' minirows)
+        k0 = _closing(x0)
+        k1 = _closing(x1)
+        k2 = _closing(x2)
+        x0 &= k0
+        x1 &= k1
+        x2 &= k2
         while True:
             if x0 == 0 or x1 == 0 or x2 == 0:
                 return False
@@ -321,40 +357,51 @@ def _propagate(S, todo):
             # the band step changes nothing unless a band matrix lost a bit: a minirow
             # emptied (then the boards are y, and stable)
             if (
-                _minirows(y0) == _minirows(x0)
-                and _minirows(y1) == _minirows(x1)
-                and _minirows(y2) == _minirows(x2)
+                _minirows(y0) == k0 & 0o111111111
+                and _minirows(y1) == k1 & 0o111111111
+                and _minirows(y2) == k2 & 0o111111111
             ):
                 x0 = y0
                 x1 = y1
                 x2 = y2
                 break
-            x0 = _close_band(y0)
-            x1 = _close_band(y1)
-            x2 = _close_band(y2)
+            k0 = _closing(y0)
+            k1 = _closing(y1)
+            k2 = _closing(y2)
+            x0 = y0 & k0
+            x1 = y1 & k1
+            x2 = y2 & k2
             if x0 == y0 and x1 == y1 and x2 == y2:
                 if x0 == 0 or x1 == 0 or x2 == 0:
                     return False
                 break
-        S[d] = x0
-        S[9 + d] = x1
-        S[18 + d] = x2
         # the digit's minirow and minicolumn words, for the stall (c*: its closed columns)
         S[AT_H + d] = _minirows(x0) | (_minirows(x1) << 1) | (_minirows(x2) << 2)
         S[AT_K + d] = c0 | (c1 << 9) | (c2 << 18)
-        # rows reduced to one cell place that cell: it leaves the band's other boards
-        for b in range(3):
-            x = x0 if b == 0 else (x1 if b == 1 else x2)
-            solved = x & (
-                (np.int64(popcnt(x & 511) == 1) * 511)
-                | (np.int64(popcnt(x & (511 << 9)) == 1) * (511 << 9))
-                | (np.int64(popcnt(x & (511 << 18)) == 1) * (511 << 18))
-            )
-            u = np.int64(S[27 + b])
-            new = solved & u
-            if new != 0:
-                S[27 + b] = u & ~new
-                later |= place_in_band(S, b * 9, new, d, x) & ~(todo | (np.int64(1) << d))
+        # rows reduced to one cell place that cell: it leaves the band's other boards.  One
+        # branch for the three bands (whether one places, a coin flip on hard puzzles), not
+        # one per band; the placement writes the board back itself (lane d of its vector): a
+        # scalar store just before its 32-byte load of the band would stall that load (no
+        # store forwarding from a narrow store into a wider load)
+        u0 = np.int64(S[27])
+        u1 = np.int64(S[28])
+        u2 = np.int64(S[29])
+        n01 = _single_rows(x0 | (x1 << 32))
+        n0 = n01 & u0
+        n1 = (n01 >> 32) & u1
+        n2 = _single_rows(x2) & u2
+        if (n0 | n1 | n2) == 0:
+            S[d] = x0
+            S[9 + d] = x1
+            S[18 + d] = x2
+        else:
+            S[27] = u0 & ~n0
+            S[28] = u1 & ~n1
+            S[29] = u2 & ~n2
+            hit = place_in_band(S, 0, n0, d, x0)
+            hit |= place_in_band(S, 9, n1, d, x1)
+            hit |= place_in_band(S, 18, n2, d, x2)
+            later |= hit & ~(todo | (np.int64(1) << d))
     return True
 
 
@@ -511,33 +558,36 @@ def _choose_branch(S, kind, idx, pick):
 
 
 @compiled.helper(inline="always")
-def _assert_entry(S, kind, idx, d, e, on):
-    """Assert (on) or deny (not on) entry e of matrix idx of digit d in node S."""
+def _denied(S, s, kind, idx, e):
+    """Board s (of the branch's digit) without entry e of matrix idx: the only board that
+    denying the entry changes."""
+    if kind == 0:
+        cells = np.int64(7) << (9 * (e // 3) + 3 * (e % 3))
+    else:
+        cells = _spread(np.int64(1) << (3 * idx + e % 3))
+    return np.int64(S[s]) & ~cells
+
+
+@compiled.helper(inline="always")
+def _assert_entry(S, kind, idx, d, e):
+    """Assert entry e of matrix idx of digit d in node S."""
     if kind == 0:
         s = idx * 9 + d
         cells = np.int64(7) << (9 * (e // 3) + 3 * (e % 3))
-        if on:
-            # the digit's row of the band lies in this box, and the box's digit in this row
-            row = np.int64(511) << (9 * (e // 3))
-            box = np.int64(0o007007007) << (3 * (e % 3))
-            S[s] = np.int64(S[s]) & ~((row | box) & ~cells)
-        else:
-            S[s] = np.int64(S[s]) & ~cells
+        # the digit's row of the band lies in this box, and the box's digit in this row
+        row = np.int64(511) << (9 * (e // 3))
+        box = np.int64(0o007007007) << (3 * (e % 3))
+        S[s] = np.int64(S[s]) & ~((row | box) & ~cells)
     else:
         band = e // 3
-        col = 3 * idx + e % 3
-        colcells = _spread(np.int64(1) << col)
-        if on:
-            for b in range(3):
-                s = b * 9 + d
-                if b == band:
-                    other = _spread(np.int64(7) << (3 * idx)) & ~colcells
-                    S[s] = np.int64(S[s]) & ~other
-                else:
-                    S[s] = np.int64(S[s]) & ~colcells
-        else:
-            s = band * 9 + d
-            S[s] = np.int64(S[s]) & ~colcells
+        colcells = _spread(np.int64(1) << (3 * idx + e % 3))
+        for b in range(3):
+            s = b * 9 + d
+            if b == band:
+                other = _spread(np.int64(7) << (3 * idx)) & ~colcells
+                S[s] = np.int64(S[s]) & ~other
+            else:
+                S[s] = np.int64(S[s]) & ~colcells
 
 
 @compiled.helper(inline="always")
@@ -557,24 +607,26 @@ def _setup(grids, p, S):
     S[27] = ALL27 & ~giv0
     S[28] = ALL27 & ~giv1
     S[29] = ALL27 & ~giv2
-    n_cells = 0
+    n_cells = popcnt(giv0 | (giv1 << 27)) + popcnt(giv2)
     n_units = 0
     for d in range(9):
         g0 = byte_mask32(grids, at, d + 1, d + 1) & ALL27
         g1 = byte_mask32(grids, at + 27, d + 1, d + 1) & ALL27
         g2 = byte_mask32(grids, at + 49, d + 1, d + 1) >> 5
         cols = _columns(g0) | _columns(g1) | _columns(g2)
-        n_units += popcnt(cols)
+        # the digit's columns, boxes and rows as distinct bits of one word, one POPCNT:
+        # bits 0..8 columns, 9 + 3k + b box k of band b, 32 + 9r + b row r of band b
+        units = cols
         for b in range(3):
             g = g0 if b == 0 else (g1 if b == 1 else g2)
             giv = giv0 if b == 0 else (giv1 if b == 1 else giv2)
             mr = _minirows(g)
             rows = (mr | (mr >> 3) | (mr >> 6)) & 0x40201
             boxes = (mr | (mr >> 9) | (mr >> 18)) & 0o111
-            n_cells += popcnt(g)
-            n_units += popcnt(rows) + popcnt(boxes)
+            units |= (boxes << (9 + b)) | (rows << (32 + b))
             out = _spread(cols) | (rows * 511) | _spread(boxes * 7) | giv
             S[b * 9 + d] = (ALL27 & ~out) | g
+        n_units += popcnt(units)
     # as many distinct rows, columns and boxes as givens, for every digit
     return n_units == 3 * n_cells
 
@@ -649,15 +701,14 @@ def _solve_one(grids, p, out, limit, S, pick, stack):
                 idx = pick[1]
                 d = pick[2]
                 e = pick[3]
-                # push the node without the entry, go on with it
-                s = idx * 9 + d if kind == 0 else (e // 3) * 9 + d
-                keep = S[s]
-                _assert_entry(S, kind, idx, d, e, False)
-                S[30] = np.int64(1) << d
+                # push the node without the entry (copied first, then its one board changed
+                # in the copy: the copy's 32-byte loads follow no store into S), go on with it
                 copy_row(stack, sp, S, 0)
+                s = idx * 9 + d if kind == 0 else (e // 3) * 9 + d
+                stack[sp, s] = _denied(S, s, kind, idx, e)
+                stack[sp, 30] = np.int64(1) << d
                 sp += 1
-                S[s] = keep
-                _assert_entry(S, kind, idx, d, e, True)
+                _assert_entry(S, kind, idx, d, e)
                 todo = np.int64(1) << d
                 continue
         # backtrack
