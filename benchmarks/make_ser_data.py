@@ -2,11 +2,14 @@
 
     .venv/bin/python benchmarks/make_ser_data.py reference --work /tmp/se-ref
     .venv/bin/python benchmarks/make_ser_data.py heldout --work /tmp/se-ref
+    .venv/bin/python benchmarks/make_ser_data.py marks --work /tmp/se-ref
 
 ``reference`` writes tests/sudoku/rate/data/reference.csv (source, puzzle, er, ep, ed,
 technique) and paths.jsonl (serate's whole path of about 60 of them, across bands);
 ``heldout`` writes benchmarks/data/ser/<set>.csv (the same columns and serate's seconds per
-puzzle, warm JVM, one core) on other puzzles: none of them is equivalent to a reference puzzle.
+puzzle, warm JVM, one core) on other puzzles: none of them is equivalent to a reference puzzle;
+``marks`` writes marks.jsonl beside paths.jsonl: for each of its paths, the candidates each step
+takes out (serate's pencilmarks before and after it), its text checked against the path's.
 Every puzzle is drawn from the shared sets with a fixed seed and put under a random symmetry
 (pipeline.sudoku.symmetry). Puzzles rated above 9.5 by the bank or from the forum's hardest
 lists run one JVM each under a timeout (``--timeout``); those past it are left out and
@@ -230,9 +233,23 @@ def write_csv(path: Path, rows: list[dict], columns: list[str]) -> None:
                         else r[c] for c in columns])  # fmt: skip
 
 
+def write_marks(classes: Path) -> None:
+    """marks.jsonl: per path of paths.jsonl (same order), the candidates each step takes out."""
+    paths = [json.loads(line) for line in (REFERENCE / "paths.jsonl").read_text().splitlines()]
+    rated = serate.rate(classes, [p["puzzle"] for p in paths], paths=True, marks=True,
+                        core=SLOW_CORE)  # fmt: skip
+    with open(REFERENCE / "marks.jsonl", "w") as f:
+        for p, r in zip(paths, rated, strict=True):
+            if [list(s) for s in r["steps"]] != p["steps"]:
+                sys.exit(f"{p['source']}: serate's path is not the one recorded")
+            f.write(json.dumps({"source": p["source"], "removed": r["removed"]}) + "\n")
+    print(f"marks: {len(paths)} paths, {sum(len(r['removed']) for r in rated)} steps",
+          file=sys.stderr)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("what", choices=["reference", "heldout"])
+    ap.add_argument("what", choices=["reference", "heldout", "marks"])
     ap.add_argument("--work", type=Path, default=Path("/tmp/se-ref"))
     ap.add_argument("--timeout", type=float, default=240.0)
     ap.add_argument("--cached-only", action="store_true", help="write what is rated so far")
@@ -241,6 +258,9 @@ def main() -> None:
     args.work.mkdir(parents=True, exist_ok=True)
     if serate.build(args.work / "classes") is None:
         sys.exit("serate cannot be built (javac missing?)")
+    if args.what == "marks":
+        write_marks(args.work / "classes")
+        return
     d = Draw(SEED)
     ref_picks, ref_slow = reference_picks(d)
     held = heldout_picks(d)  # drawn after the reference's, so never the same rows

@@ -68,6 +68,12 @@ def command(classes: Path, *options: str, core: int = CORE) -> list[str]:
     ]
 
 
+def _pencilmarks(text: str) -> set[int]:
+    """serate's %m (729 characters: per cell its nine digits, `.` where one is not a
+    candidate) as cell * 10 + digit codes."""
+    return {c * 10 + int(ch) for c in range(81) for ch in text[9 * c:9 * c + 9] if ch != "."}
+
+
 def seconds(text: str) -> float:
     """serate's %e (``1.23s``, ``2m05s``, ``1h02m``) in seconds."""
     text = text.strip()
@@ -89,13 +95,17 @@ def rate(
     paths: bool = False,
     timeout: float | None = None,
     core: int = CORE,
+    marks: bool = False,
 ) -> list[dict]:
     """Rate puzzles (81 characters each) in one JVM, after the warm-up puzzles (their results
     dropped): per puzzle er, ep, ed (floats), technique, seconds, and with ``paths`` the steps
-    as (rating, short description) pairs."""
+    as (rating, short description) pairs; with ``marks`` too, each step's "removed": the
+    candidates it took out (cell * 10 + digit, cell 0..80 row-major), placements' included."""
     options = [f"--format=>{FORMAT}", "--start=<"]
     if paths:
-        options.append("--after=+%r %s")
+        options.append("--after=+%r %s%l#%m" if marks else "--after=+%r %s")
+    if marks:
+        options.append("--before==%m%l")
     with tempfile.NamedTemporaryFile("w", suffix=".txt") as f:
         f.write("\n".join([*warm, *puzzles]) + "\n")
         f.flush()
@@ -109,7 +119,14 @@ def rate(
     results: list[dict] = []
     for line in out.splitlines():
         if line.startswith("<"):
-            results.append({"steps": []})
+            results.append({"steps": []} | ({"removed": []} if marks else {}))
+        elif line.startswith("=") and results:
+            before = _pencilmarks(line[1:])
+        elif line.startswith("#") and results:
+            after = _pencilmarks(line[1:])
+            if after - before:
+                raise RuntimeError("serate added a candidate in a step")
+            results[-1]["removed"].append(sorted(before - after))
         elif line.startswith("+") and results:
             rating, _, text = line[1:].partition(" ")
             results[-1]["steps"].append((float(rating), text))

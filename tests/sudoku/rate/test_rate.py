@@ -14,6 +14,7 @@ from pipeline.sudoku.engine import solve_batch
 DATA = Path(__file__).parent / "data"
 EXACT_BELOW = 65  # the puzzles serate rates without chains
 BEYOND_FROM = 90  # the first rating of the techniques not yet there (dynamic chains (+) on)
+LADDER = 39  # the techniques the recorded paths take, ours up to dynamic chains
 
 
 def _reference(name: str) -> list[dict]:
@@ -153,6 +154,50 @@ def test_the_paths_are_serates():
         else:
             whole += 1
     assert agreed >= 4500 and whole >= 65
+
+
+PEERS = [{p for p in range(81) if p != c and (p // 9 == c // 9 or p % 9 == c % 9 or (
+    p // 27 == c // 27 and p % 9 // 3 == c % 9 // 3))} for c in range(81)]
+
+
+def _takes_out(state: set[int], step) -> set[int]:
+    """The candidates (cell * 10 + digit) a step takes out of `state`: a placement the
+    cell's other digits and the digit from its peers, then the eliminations."""
+    gone = set()
+    for c, d in step.placements:
+        gone |= {c * 10 + e for e in range(1, 10) if e != d} | {p * 10 + d for p in PEERS[c]}
+    gone |= {c * 10 + d for c, d in step.eliminations}
+    return gone & state
+
+
+def test_each_step_takes_out_what_serates_does():
+    """Every step of every recorded path takes out exactly the candidates serate's does
+    (marks.jsonl: serate's pencilmarks before and after each step), from singles to
+    dynamic chains, up to where serate goes on past our techniques."""
+    import json
+
+    marks = [json.loads(line) for line in (DATA / "marks.jsonl").read_text().splitlines()]
+    paths = _paths()
+    assert [m["source"] for m in marks] == [p["source"] for p in paths]
+    techniques = set()
+    steps = 0
+    for recorded, theirs in zip(paths, marks, strict=True):
+        puzzle = recorded["puzzle"]
+        state = {c * 10 + d for c in range(81) for d in range(1, 10)}
+        for c, ch in enumerate(puzzle):
+            if ch not in ".0":
+                d = int(ch)
+                state -= {c * 10 + e for e in range(1, 10) if e != d}
+                state -= {p * 10 + d for p in PEERS[c]}
+        ours = rate.path(puzzle)
+        assert len(ours) <= len(theirs["removed"])
+        for k, step in enumerate(ours):
+            gone = _takes_out(state, step)
+            assert gone == set(theirs["removed"][k]), (puzzle, k, step.text)
+            state -= gone
+            techniques.add(step.technique)
+            steps += 1
+    assert steps >= 4500 and len(techniques) >= LADDER, (steps, sorted(techniques))
 
 
 @pytest.mark.parametrize("row", [r for r in OWN + _reference("reference.csv")
