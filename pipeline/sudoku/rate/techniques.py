@@ -563,69 +563,100 @@ def viable(cand, cells, n, pair):
 @compiled.helper()
 def unique_loop(val, cand, bb, H, E):
     """Unique loops: 6 or more cells holding the same two digits, each linked to the next
-    through a house, every house holding none or two of them (deadly as a rectangle)."""
+    through a house, every house holding none or two of them, an odd number of steps apart
+    along the loop (deadly as a rectangle). Searched as serate does, so that of two loops
+    (or two ways round one) the one it meets first is taken: from each cell holding only
+    two digits in turn, depth first, the next cell through the current one's box, row, then
+    column (not the kind of house it was reached through), in the house's order."""
     found = False
-    cells = np.zeros(81, np.int64)
+    cells = np.zeros(16, np.int64)
     inhouse = np.zeros(27, np.int64)
-    step = np.zeros(81, np.int64)  # the next candidate index tried at each depth
-    pool = np.zeros(81, np.int64)
-    for u in range(9):
-        for v in range(u + 1, 9):
-            pair = (1 << u) | (1 << v)
-            np_ = 0
-            for c in range(81):
-                if val[c] == 0 and (cand[c] & pair) == pair:
-                    pool[np_] = c
-                    np_ += 1
-            if np_ < 6:
+    even = np.zeros(27, np.int64)  # a closed loop's cells per house at even places
+    kind = np.zeros(16, np.int64)  # per depth: the kind of house tried (0 box, 1 row, 2 col)
+    at = np.zeros(16, np.int64)  # and the place in it tried next
+    came = np.zeros(16, np.int64)  # the kind of house the cell was reached through
+    for s0 in range(81):
+        pair = cand[s0]
+        if val[s0] != 0 or POP9[pair] != 2:
+            continue
+        np_ = 0
+        for c in range(81):
+            if val[c] == 0 and (cand[c] & pair) == pair:
+                np_ += 1
+        if np_ < 6:
+            continue
+        u = lowbit(pair)
+        v = lowbit(pair & (pair - 1))
+        for h in range(27):
+            inhouse[h] = 0
+        for t in range(3):
+            inhouse[CELL_HOUSES[s0, t]] += 1
+        cells[0] = s0
+        came[0] = -1
+        kind[0] = 0
+        at[0] = 0
+        depth = 0
+        while depth >= 0:
+            cur = cells[depth]
+            if kind[depth] >= 3:
+                if depth > 0:
+                    for t in range(3):
+                        inhouse[CELL_HOUSES[cur, t]] -= 1
+                depth -= 1
                 continue
-            for i0 in range(np_):
-                s0 = pool[i0]
-                for h in range(27):
-                    inhouse[h] = 0
-                cells[0] = s0
-                for t in range(3):
-                    inhouse[CELL_HOUSES[s0, t]] += 1
-                depth = 1
-                step[1] = i0 + 1
-                while depth > 0:
-                    if step[depth] >= np_ or depth >= 14:
-                        depth -= 1
-                        if depth > 0:  # take the last cell back out
-                            c = cells[depth]
-                            for t in range(3):
-                                inhouse[CELL_HOUSES[c, t]] -= 1
-                        continue
-                    c = pool[step[depth]]
-                    step[depth] += 1
-                    last = cells[depth - 1]
-                    if not SEES[last, c]:
-                        continue
-                    ok = True
-                    for k in range(depth):
-                        if cells[k] == c:
-                            ok = False
-                    for t in range(3):
-                        if inhouse[CELL_HOUSES[c, t]] >= 2:
-                            ok = False
-                    if not ok:
-                        continue
-                    cells[depth] = c
-                    if not viable(cand, cells, depth + 1, pair):
-                        continue
-                    for t in range(3):
-                        inhouse[CELL_HOUSES[c, t]] += 1
-                    n = depth + 1
-                    if n >= 6 and n % 2 == 0 and SEES[c, s0]:
-                        closed = True
-                        for h in range(27):
-                            if inhouse[h] != 0 and inhouse[h] != 2:
-                                closed = False
-                        if closed and deadly(val, cand, bb, H, E, cells, n, pair, u, v):
-                            found = True
-                    depth += 1
-                    step[depth] = i0 + 1
+            if kind[depth] == came[depth] or at[depth] >= 9:
+                kind[depth] += 1
+                at[depth] = 0
+                continue
+            h = CELL_HOUSES[cur, (2, 0, 1)[kind[depth]]]  # box, row, column
+            nxt = HOUSE_CELLS[h, at[depth]]
+            at[depth] += 1
+            n = depth + 1
+            if nxt == s0:
+                if n >= 6 and n % 2 == 0 and closed_loop(cells, n, inhouse, even):
+                    if deadly(val, cand, bb, H, E, cells, n, pair, u, v, True):
+                        found = True
+                continue
+            if n >= 14 or val[nxt] != 0 or (cand[nxt] & pair) != pair:
+                continue
+            if cand[nxt] == pair and nxt < s0:
+                continue  # a loop through it was met from it, first (and kept on ties)
+            ok = True
+            for k in range(n):
+                if cells[k] == nxt:
+                    ok = False
+            for t in range(3):
+                if inhouse[CELL_HOUSES[nxt, t]] >= 2:
+                    ok = False  # a third cell in a house: no loop through it is deadly
+            if not ok:
+                continue
+            cells[n] = nxt
+            if not viable(cand, cells, n + 1, pair):
+                continue
+            for t in range(3):
+                inhouse[CELL_HOUSES[nxt, t]] += 1
+            came[n] = kind[depth]
+            kind[n] = 0
+            at[n] = 0
+            depth = n
     return found
+
+
+@compiled.helper()
+def closed_loop(cells, n, inhouse, even):
+    """Whether the loop cells[:n] holds none or two cells in every house, an odd number of
+    steps apart (serate's test: else u and v cannot swap, and it is not deadly)."""
+    for h in range(27):
+        if inhouse[h] != 0 and inhouse[h] != 2:
+            return False
+        even[h] = 0
+    for k in range(0, n, 2):
+        for t in range(3):
+            even[CELL_HOUSES[cells[k], t]] += 1
+    for h in range(27):
+        if even[h] * 2 != inhouse[h]:
+            return False
+    return True
 
 
 @compiled.helper()
@@ -647,7 +678,7 @@ def ur_offer(H, tech, rating, E, ne, order, n, digits):
 def rectangle(val, cand, bb, H, E, a, b, c, d, pair, u, v):
     """The hints of one rectangle (corners a b / c d, a-d diagonal) on the digits u, v."""
     cells = np.array([a, b, d, c])  # in loop order
-    return deadly(val, cand, bb, H, E, cells, 4, pair, u, v)
+    return deadly(val, cand, bb, H, E, cells, 4, pair, u, v, False)
 
 
 @compiled.helper(inline="always")
@@ -659,7 +690,7 @@ def first_house(a, b):
 
 
 @compiled.helper()
-def deadly(val, cand, bb, H, E, cells, n, pair, u, v):
+def deadly(val, cand, bb, H, E, cells, n, pair, u, v, ordered):
     """The hints of a deadly pattern: the n cells of a unique rectangle (n = 4) or loop, all
     holding the digits u, v (`pair`), each house holding none or two of them. Types 1-4;
     a rectangle rates 4.5, a loop of 6 cells 4.6, of 8 4.7, of 10 or more 5.0."""
@@ -683,6 +714,9 @@ def deadly(val, cand, bb, H, E, cells, n, pair, u, v):
     step = 1
     if first_house(cells[s], cells[(s + n - 1) % n]) < first_house(cells[s], cells[(s + 1) % n]):
         step = n - 1
+    if ordered:  # already as serate met it (unique_loop)
+        s = 0
+        step = 1
     for j in range(n):
         named[j] = cells[(s + j * step) % n]
     digits = (u + 1) * 10 + v + 1
@@ -734,12 +768,11 @@ def deadly(val, cand, bb, H, E, cells, n, pair, u, v):
 def ur_type3(val, cand, bb, H, E, e1, e2, pair, tech, r0, named, n, digits):
     """Type 3, by serate's rules: the two odd corners e1, e2 share a house. Naked: e1 as a
     cell holding their extras, with `size` - 1 other cells of the house (not e2), holds
-    `size` digits; each digit goes from the cells seeing all that hold it (rating + 0.1 a
-    digit past one). Hidden: the pair and `size` - 2 digits other than the extras have, e2
-    aside, `size` places in the house (e1 one of them): the other places keep only those
-    digits (rating + 0.1 a digit past two). Sizes 2..7, the houses box, row, column."""
+    `size` digits, which go from the house's other cells only (rating + 0.1 a digit past
+    one). Hidden: the pair and `size` - 2 digits other than the extras have, e2 aside,
+    `size` places in the house (e1 one of them): the other places keep only those digits
+    (rating + 0.1 a digit past two). Sizes 2..7, the houses box, row, column."""
     extra = (cand[e1] | cand[e2]) & ~pair
-    holders = np.zeros(9, np.int64)
     rest = 0x1FF & ~pair & ~extra  # the digits a hidden set may add to the pair
     kept = False
     for size in range(2, 8):
@@ -772,23 +805,16 @@ def ur_type3(val, cand, bb, H, E, e1, e2, pair, tech, r0, named, n, digits):
                             naked |= x
                     if not ok or POP9[union] != size or POP9[naked] != size:
                         continue
-                    nh = 0  # the cells of the set (e1 among them) and e2
-                    for k in range(9):
-                        if (m >> k) & 1:
-                            holders[nh] = HOUSE_CELLS[h, k]
-                            nh += 1
-                    holders[nh] = e2
-                    nh += 1
-                    ne = 0
+                    ne = 0  # the set's digits go from the house's other cells (only)
                     y = union
                     while y:
                         dg = lowbit(y)
                         y &= y - 1
-                        which = 0  # those holding dg
-                        for k in range(nh):
-                            if (cand[holders[k]] >> dg) & 1:
-                                which |= 1 << k
-                        ne = seen_by_all(bb, dg, holders, which, E, ne)
+                        for k in range(9):
+                            o = HOUSE_CELLS[h, k]
+                            if not (m >> k) & 1 and k != k2 and (cand[o] >> dg) & 1:
+                                E[ne] = o * 10 + dg + 1
+                                ne += 1
                     if ne and ur_offer(H, tech, r0 + size - 1, E, ne, named, n, digits):
                         kept = True
             if 2 * size < empty and size - 2 <= POP9[rest]:

@@ -14,7 +14,7 @@ from pipeline.sudoku.engine import solve_batch
 DATA = Path(__file__).parent / "data"
 EXACT_BELOW = 65  # the puzzles serate rates without chains
 BEYOND_FROM = 90  # the first rating of the techniques not yet there (dynamic chains (+) on)
-LADDER = 39  # the techniques the recorded paths take, ours up to dynamic chains
+LADDER = 49  # the techniques the recorded paths take, ours up to dynamic chains
 
 
 def _reference(name: str) -> list[dict]:
@@ -140,7 +140,7 @@ def test_the_paths_are_serates():
     """Every recorded serate path, step by step: the same rating, technique and text (which
     names the instance: cells, digits, houses, a loop's cells in serate's order), up to
     where serate goes on with a technique past ours (9.0 and up). Measured: every path
-    that needs no technique past ours agrees whole (65 of 69), 4,597 steps in all."""
+    that needs no technique past ours agrees whole (76 of 80), 5,347 steps in all."""
     agreed = whole = 0
     for recorded in _paths():
         ours = rate.path(recorded["puzzle"])
@@ -153,7 +153,7 @@ def test_the_paths_are_serates():
             agreed += 1
         else:
             whole += 1
-    assert agreed >= 4500 and whole >= 65
+    assert agreed >= 5300 and whole >= 76
 
 
 PEERS = [{p for p in range(81) if p != c and (p // 9 == c // 9 or p % 9 == c % 9 or (
@@ -197,7 +197,7 @@ def test_each_step_takes_out_what_serates_does():
             state -= gone
             techniques.add(step.technique)
             steps += 1
-    assert steps >= 4500 and len(techniques) >= LADDER, (steps, sorted(techniques))
+    assert steps >= 5300 and len(techniques) >= LADDER, (steps, sorted(techniques))
 
 
 @pytest.mark.parametrize("row", [r for r in OWN + _reference("reference.csv")
