@@ -11,7 +11,8 @@ those two attributes (the rater's Step). Replaying keeps nine candidate bits per
 - an elimination must remove a candidate still there, and never the solution's digit;
 - a step must do something, and after the last one every square is placed.
 
-The first rule broken is the verdict; a trace that breaks none replays.
+The first rule broken is the verdict; a trace that breaks none replays. `candidates_along`
+gives the candidates after each step, for comparing a trace with another solver's.
 """
 
 from __future__ import annotations
@@ -120,6 +121,23 @@ def why_not(
     if still_open:
         return f"the trace ends with {still_open} squares open"
     return None
+
+
+def candidates_along(puzzle: str | Sequence[int] | np.ndarray, steps: Iterable):
+    """The candidates (nine bits a square) once the givens are placed, then after each step,
+    each step applied as it says without any check (why_not's rules)."""
+    board = _Board()
+    for square, digit in enumerate(_as_digits(puzzle, "puzzle")):
+        if digit:
+            board.place(square, digit)
+    yield list(board.candidates)
+    for step in steps:
+        placements, eliminations = _parts(step)
+        for square, digit in placements:
+            board.place(int(square), int(digit))
+        for square, digit in eliminations:
+            board.candidates[int(square)] &= ~(1 << (int(digit) - 1))
+        yield list(board.candidates)
 
 
 def replays(puzzle, solution, steps: Iterable) -> bool:
