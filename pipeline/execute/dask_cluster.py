@@ -146,15 +146,22 @@ class _ForwardRunRecords(logging.Handler):
             self.handleError(record)
 
 
-class _DropTaskFailureReports(logging.Filter):
-    """Drop a worker's "Compute Failed" report of one of our tasks (we log it ourselves)."""
+class _QuietLocalWorker(logging.Filter):
+    """Drop what a local cluster's worker would print that the client reports itself.
+
+    A "Compute Failed" report of one of our tasks (`schedule` logs the failure, once), and
+    a failed heartbeat: the scheduler lives in our client process, which says so itself if
+    it is lost, and on a stop it closes while a worker may still be sending one."""
 
     def __init__(self, key_prefix: str):
         super().__init__()
         self.key_prefix = key_prefix
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if not str(record.msg).startswith("Compute Failed"):
+        msg = str(record.msg)
+        if msg.startswith("Failed to communicate with scheduler during heartbeat"):
+            return False
+        if not msg.startswith("Compute Failed"):
             return True
         try:
             return self.key_prefix not in record.getMessage()
@@ -173,7 +180,6 @@ class _RunPlugin(WorkerPlugin):
         self.topic = topic
         self.local = local  # a cluster we started, whose stderr is the user's terminal
         self._handler: logging.Handler | None = None
-        self._filter: logging.Filter | None = None
         self._saved: tuple[int, bool] | None = None
 
     async def setup(self, worker) -> None:
@@ -185,9 +191,9 @@ class _RunPlugin(WorkerPlugin):
         logger.propagate = False
         self._handler = _ForwardRunRecords(worker, self.topic, f"pipeline-{self.token}-")
         logger.addHandler(self._handler)
-        if self.local:  # a task's exception is reported by `schedule`, once, in the client
-            self._filter = _DropTaskFailureReports(f"pipeline-{self.token}-")
-            logging.getLogger("distributed.worker").addFilter(self._filter)
+        if self.local:
+            logging.getLogger("distributed.worker").addFilter(
+                _QuietLocalWorker(f"pipeline-{self.token}-"))
         loop = asyncio.get_running_loop()
         try:
             seconds = await loop.run_in_executor(None, _ensure_warm, self.runner)
@@ -212,9 +218,8 @@ class _RunPlugin(WorkerPlugin):
         if self._handler is not None:
             logger.removeHandler(self._handler)
             self._handler = None
-        if self._filter is not None:
-            logging.getLogger("distributed.worker").removeFilter(self._filter)
-            self._filter = None
+        # A local cluster's worker keeps its filter: teardown comes early in its close, and
+        # its process ends with the run.
         if self._saved is not None and not any(
                 isinstance(h, _ForwardRunRecords) for h in logger.handlers):
             logger.setLevel(self._saved[0])

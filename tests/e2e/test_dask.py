@@ -267,6 +267,39 @@ def cluster(mixed, data_dir, s3_server):
 # --------------------------------------------------------------------------------------
 
 
+async def _heartbeat_to_nowhere(dask_worker=None, port: int = 0) -> None:
+    """On a worker: one real heartbeat to a port where no scheduler listens, then an error."""
+    import logging
+
+    import dask
+
+    scheduler = dask_worker.scheduler
+    try:
+        with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
+            dask_worker.scheduler = dask_worker.rpc(f"tcp://127.0.0.1:{port}")
+            await dask_worker.heartbeat()
+    finally:
+        dask_worker.scheduler = scheduler
+    logging.getLogger("distributed.worker").error("an error of the worker's own")
+
+
+def test_a_local_workers_failed_heartbeat_is_not_printed(capfd):
+    """A local cluster's scheduler may close while a worker still sends a heartbeat (a stop
+    under load): the worker's report of it would follow the stop's one line. Its other
+    errors still reach stderr."""
+    from pipeline.execute.dask_cluster import DaskExecutor
+
+    ex = DaskExecutor(None, 1, RUNNER)
+    try:
+        ex.ready()
+        ex._client.run(_heartbeat_to_nowhere, port=_free_port())
+    finally:
+        ex.close()
+    stderr = capfd.readouterr().err
+    assert "an error of the worker's own" in stderr
+    assert "heartbeat" not in stderr, stderr
+
+
 def test_executor_on_local_cluster(monkeypatch, tmp_path):
     """Parts written by worker processes, WorkerLost when Dask gives up, the cluster closed."""
     import dask
