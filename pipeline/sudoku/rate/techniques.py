@@ -1064,43 +1064,48 @@ def aligned_pair(val, cand, H, E):
     """Aligned pair exclusion (6.2): two cells of a house; a pair of their digits that
     would empty a cell seeing both (or put one digit twice in the house) cannot be; a digit
     of one cell in no pair left goes."""
-    xs = np.zeros(20, np.int64)
+    small = np.zeros(3, np.int64)  # the cells a pair of digits could empty (two candidates)
+    for c in range(81):
+        if val[c] == 0 and POP9[cand[c]] <= 2:
+            small[c // 27] |= np.int64(1) << (c % 27)
+    partners = np.zeros(9, np.int64)  # per digit, the digits it cannot pair with
     for a in range(81):
         if val[a] != 0:
             continue
         for b in range(a + 1, 81):
             if val[b] != 0 or not SEES[a, b]:
                 continue
-            # the cells seeing both that a pair of digits could empty (two candidates)
-            nx = 0
-            for k in range(20):
-                c = PEERS[a, k]
-                if c != b and val[c] == 0 and SEES[b, c] and POP9[cand[c]] <= 2:
-                    xs[nx] = cand[c]
-                    nx += 1
-            allowed_a = 0
-            allowed_b = 0
+            for i in range(9):
+                partners[i] = 0
+            blocked = 0  # digits in no pair: a cell seeing both holds only that one
+            found = False
+            for w in range(3):
+                x = PEER_BB[a, w] & PEER_BB[b, w] & small[w]
+                while x:
+                    m = cand[w * 27 + lowbit(x)]
+                    x &= x - 1
+                    found = True
+                    if POP9[m] == 2:
+                        u = lowbit(m)
+                        v = lowbit(m & (m - 1))
+                        partners[u] |= 1 << v
+                        partners[v] |= 1 << u
+                    else:  # one candidate (or none: then no pair at all)
+                        blocked |= m if m else 0x1FF
             ma = cand[a]
             mb = cand[b]
-            x = ma
+            if not found and POP9[ma] >= 2 and POP9[mb] >= 2:
+                continue  # every digit of each has a partner in the other: nothing goes
+            allowed_a = 0
+            allowed_b = 0
+            x = ma & ~blocked
             while x:
                 u = lowbit(x)
                 x &= x - 1
-                y = mb
-                while y:
-                    v = lowbit(y)
-                    y &= y - 1
-                    if u == v:
-                        continue
-                    pair = (1 << u) | (1 << v)
-                    ok = True
-                    for i in range(nx):
-                        if (xs[i] & ~pair) == 0:
-                            ok = False
-                            break
-                    if ok:
-                        allowed_a |= 1 << u
-                        allowed_b |= 1 << v
+                vs = mb & ~blocked & ~(1 << u) & ~partners[u]
+                if vs:
+                    allowed_a |= 1 << u
+                    allowed_b |= vs
             ne = 0
             x = ma & ~allowed_a
             while x:
