@@ -31,7 +31,9 @@ kind serate sorts first (double, cell, region, contradiction), then to the first
 (cells in order; a cell's digits, each with its contradictions, doubles and houses; then
 the cell's own).
 
-Nodes are numbered as in chains.py: (cell * 9 + digit) * 2, + 1 when on.
+Nodes are numbered as in chains.py: (cell * 9 + digit) * 2, + 1 when on. Past new_work
+nothing here allocates, so it is compiled without reference counting (`_nrt=False`), which
+would count each of Work's arrays at each call.
 """
 
 from __future__ import annotations
@@ -108,7 +110,7 @@ def reached(W, slot, node):
     return (W.has[slot, node >> 6] >> (node & 63)) & 1
 
 
-@compiled.helper()
+@compiled.helper(_nrt=False)
 def ancestors(par, npar, slot, root, rpar, nr, vis, gen, stack, cap):
     """The distinct nodes behind `root` (itself included) whose parents are rpar[:nr]; the
     rest of the graph is slot's. Counting stops past `cap` (a conclusion that complex is
@@ -137,7 +139,7 @@ def ancestors(par, npar, slot, root, rpar, nr, vis, gen, stack, cap):
     return count
 
 
-@compiled.helper()
+@compiled.helper(_nrt=False)
 def behind(W, slot, node, cap):
     """The distinct nodes behind a node of slot's run, itself included (counted up to
     past cap)."""
@@ -158,7 +160,7 @@ def add(W, slot, node, parents, n):
         W.par[slot, node, k] = parents[k]
 
 
-@compiled.helper()
+@compiled.helper(_nrt=False)
 def run(W, cand, slot, start, dynamic, y):
     """One run from `start`, recorded in slot; the complexity of the contradiction it
     stopped at, or -1 when it ran out without one."""
@@ -168,7 +170,9 @@ def run(W, cand, slot, start, dynamic, y):
     count[slot] = 0
     for c in range(81):
         g[c] = cand[c]
-    W.n[:, :] = W.n0
+    for d in range(9):  # (a whole-array copy would allocate, to guard against overlap)
+        for h in range(27):
+            W.n[d, h] = W.n0[d, h]
     one = W.one
     add(W, slot, start, one, 0)
     hon = ton = hoff = toff = 0
@@ -269,7 +273,7 @@ def run(W, cand, slot, start, dynamic, y):
     return -1
 
 
-@compiled.helper()
+@compiled.helper(_nrt=False)
 def made(W, cand, c, d, dynamic, y):
     """The run from candidate d of cell c on, in its slot (made the first time this kind of
     chains asks); what it returned, as run(), with W.hit."""
@@ -283,7 +287,7 @@ def made(W, cand, c, d, dynamic, y):
     return W.cx[slot]
 
 
-@compiled.helper()
+@compiled.helper(_nrt=False)
 def consider(W, cx, key, tech, node, cand, info0, info3):
     """Keep this conclusion (node on: place it; off: remove it) when it goes before the one
     kept: less complex, or as complex and of a kind sorted first."""
@@ -301,7 +305,7 @@ def consider(W, cx, key, tech, node, cand, info0, info3):
     W.best[5] = info3
 
 
-@compiled.helper()
+@compiled.helper(_nrt=False)
 def common(W, cand, first, n, key, tech, info0, info3):
     """What the run in slot `first` and the runs in the slots W.sl[:n] all imply, in
     first's order (ons, then offs), each considered with the nodes behind it summed over
@@ -326,7 +330,7 @@ def common(W, cand, first, n, key, tech, info0, info3):
             consider(W, cx, key, tech, q, cand, info0, info3)
 
 
-@compiled.helper()
+@compiled.helper(_nrt=False)
 def houses(W, val, cand, c, d, mode):
     """The region chains of digit d in the houses where cell c is its first place."""
     dynamic = mode != MULTIPLE
@@ -353,7 +357,7 @@ def houses(W, val, cand, c, d, mode):
         common(W, cand, c * 9 + d, n, REGION, tech, c * 10 + d + 1, h)
 
 
-@compiled.helper()
+@compiled.helper(_nrt=False)
 def chains_of(W, val, cand, mode):
     """The least complex conclusion of this kind of chains, into W.best."""
     dynamic = mode != MULTIPLE
@@ -411,7 +415,7 @@ def chains_of(W, val, cand, mode):
     return W.best[0] < (1 << 40)
 
 
-@compiled.helper()
+@compiled.helper(_nrt=False)
 def offer_best(W, cand, H, mode):
     """Write the kept conclusion into H as the step."""
     cx = W.best[0]
@@ -439,7 +443,7 @@ def offer_best(W, cand, H, mode):
     H[INFO + 3] = W.best[5]
 
 
-@compiled.helper()
+@compiled.helper(_nrt=False)
 def assumptions(val, cand, H, W):
     """The step of the first of Nishio, multiple and dynamic chains that has one, in H;
     False when none does. W: new_work's, reused from step to step."""
