@@ -57,9 +57,17 @@ def handle_stops() -> dict:
 
 
 def ignore_stops() -> None:
-    """Ignore further Ctrl-C and SIGTERM (a stop under way is not interrupted)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    """Ignore further Ctrl-C and SIGTERM (a stop under way is not interrupted).
+
+    By a handler that does nothing, not SIG_IGN: a signal that lands while a handler is
+    being changed is run by Python just after, and finding SIG_IGN in place CPython
+    prints a traceback ("Signal 2 ignored due to race condition") after the stop's line."""
+    signal.signal(signal.SIGINT, _ignored)
+    signal.signal(signal.SIGTERM, _ignored)
+
+
+def _ignored(_signum, _frame) -> None:
+    """A stop while stopping: nothing to do."""
 
 
 def _stop_later(_signum, frame) -> None:
