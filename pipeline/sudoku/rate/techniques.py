@@ -1064,7 +1064,7 @@ def aligned_pair(val, cand, H, E):
     """Aligned pair exclusion (6.2): two cells of a house; a pair of their digits that
     would empty a cell seeing both (or put one digit twice in the house) cannot be; a digit
     of one cell in no pair left goes."""
-    small = np.zeros(3, np.int64)  # the cells a pair of digits could empty (two candidates)
+    small = np.zeros(3, np.int64)  # the cells a pair of digits could empty (at most two digits)
     for c in range(81):
         if val[c] == 0 and POP9[cand[c]] <= 2:
             small[c // 27] |= np.int64(1) << (c % 27)
