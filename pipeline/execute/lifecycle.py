@@ -120,7 +120,8 @@ def start_forkserver(preload: str) -> None:
     from multiprocessing import forkserver
 
     # The main module too, or every worker would import it again on its way up.
-    multiprocessing.get_context("forkserver").set_forkserver_preload(["__main__", preload])
+    multiprocessing.get_context("forkserver").set_forkserver_preload(
+        ["pipeline.execute.forkserved", "__main__", preload])
     saved = {k: os.environ.get(k) for k in FORKSERVER_ENV}
     for k, v in FORKSERVER_ENV.items():
         os.environ.setdefault(k, v)

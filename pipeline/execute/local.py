@@ -9,7 +9,9 @@ the output folder's lock stays with the parent. polars, whose import starts thre
 imported by a worker only when it needs it. Starting a worker waits for the forkserver's
 imports (about 0.4 s with the ahead-of-time kernels, a second when numba loads them:
 compiled.py), so the pool starts its workers from a thread: it takes tasks at once, and
-says it is `warming()` until a worker is ready (the parent plans in that time).
+says it is `warming()` until a worker is ready (the parent plans in that time). A run may
+leave with a start under way (a stop, an exit): the start is cut short, quietly
+(forkserved.py), and nothing waits for it.
 
 Each worker has its own pipe to the parent, for tasks in and for results and log records
 out, and nothing else is shared, so a worker that dies, even halfway through a message,
@@ -21,7 +23,6 @@ parent), and an idle worker also stops at end-of-file on its pipe, so none outli
 
 from __future__ import annotations
 
-import atexit
 import concurrent.futures as cf
 import contextlib
 import logging
@@ -51,7 +52,6 @@ log = logging.getLogger("pipeline.executors")
 
 READY_TIMEOUT = 120.0  # seconds for the workers to start
 STALL_CHECK = 5.0  # seconds between looks for workers gone silent
-EXIT_WAIT = 5.0  # seconds a process's exit waits for a worker start under way
 MAX_FAILED_STARTS = 3  # workers dying before they are ready, before the run gives up
 
 
@@ -168,7 +168,6 @@ class LocalExecutor(Executor):
         self._start_error: BaseException | None = None
         self._starter: threading.Thread | None = threading.Thread(
             target=self._start_all, name="pipeline-start-workers", daemon=True)
-        _STARTERS[:] = [t for t in _STARTERS if t.is_alive()] + [self._starter]
         self._starter.start()
 
     def _start_all(self) -> None:
@@ -372,20 +371,3 @@ def machine_holds() -> tuple[int, str]:
     free = psutil.virtual_memory().available
     most = max(1, min(cores * PER_CORE, free // PER_WORKER))
     return most, f"{cores} cores, {free / 2**30:.1f} GiB available"
-
-
-# Threads starting workers. One cut off by the process's exit halfway through its request
-# to the forkserver (a stop before the pool was closed, or even made: Thread.start itself
-# can be interrupted) makes the forkserver print a traceback on our stderr, so an exit
-# first gives them a few seconds.
-_STARTERS: list[threading.Thread] = []
-
-
-@atexit.register
-def _let_starts_finish() -> None:
-    deadline = time.monotonic() + EXIT_WAIT
-    try:
-        for thread in _STARTERS:
-            thread.join(max(0.0, deadline - time.monotonic()))
-    except BaseException:  # another stop: it wants out now
-        pass

@@ -3,7 +3,7 @@
 It loads numpy, pyarrow and every compiled kernel of a task (the ahead-of-time module of
 compiled.py, else numba and its cache), and measures the cycle counter's rate, but starts
 no thread: forking a process with threads is what this module exists to avoid (see
-executors.py).
+execute/local.py).
 
 When the run ends the forkserver leaves at once: it has nothing to flush, and the
 interpreter's orderly shutdown with all those modules takes about 0.3 s, during which it

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 
 import psutil
@@ -127,3 +129,42 @@ def test_tasks_given_while_the_pool_starts_run_once_it_is_up(tmp_path):
         assert [ex.result(f).rows for f in futures] == [50, 50, 50]
     finally:
         ex.close()
+
+
+# A run that leaves while the forkserver starts a worker for it: the worker's start request
+# is sent (the forkserver forks), then the run ends with the start data cut short.
+LEAVE_MID_START = """\
+import os, pickle, sys
+from multiprocessing import forkserver, spawn
+from pipeline.execute.lifecycle import start_forkserver
+from pipeline.job import RUNNER
+
+start_forkserver(RUNNER.preload)
+from_child, to_child = forkserver.connect_to_new_process([])
+forkserver.read_signed(from_child)  # the new process's pid: it is forked
+prepared = spawn.get_preparation_data("pipeline-worker")
+del prepared["authkey"]  # (pickled only by a real start)
+data = pickle.dumps(prepared)
+sent = {"nothing": b"", "half": data[: len(data) // 2],
+        "a bad one": pickle.dumps({"dir": "/no/such/folder"})}[sys.argv[1]]
+os.write(to_child, sent)
+os._exit(0)
+"""
+
+
+@pytest.mark.parametrize("sent", ["nothing", "half"])
+def test_a_run_leaving_while_a_worker_starts_leaves_nothing_on_stderr(sent):
+    """The start cut short, the new process ends without the traceback Python would print
+    on the run's stderr (the forkserver's excepthook: execute/forkserved.py)."""
+    out = subprocess.run([sys.executable, "-c", LEAVE_MID_START, sent], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0
+    assert out.stderr == ""
+
+
+def test_a_worker_failing_to_start_for_another_reason_still_says_why():
+    """Start data that is whole but cannot be used (a folder that is not there) is a real
+    failure: its traceback reaches stderr."""
+    out = subprocess.run([sys.executable, "-c", LEAVE_MID_START, "a bad one"],
+                         capture_output=True, text=True, timeout=120)
+    assert "FileNotFoundError" in out.stderr and "/no/such/folder" in out.stderr
