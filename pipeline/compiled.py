@@ -430,17 +430,32 @@ def build(quiet: bool = False) -> str:
     return f"kernels: compiled ahead of time into pipeline/{built.name}"
 
 
-def main() -> None:
-    """`python -m pipeline.compiled`: build the module; no C compiler is not an error."""
+def main(argv: list[str] | None = None) -> int:
+    """`python -m pipeline.compiled [--strict]`: build the module. A module not built is not
+    an error (numba compiles at first use), unless --strict finds the C compiler Python
+    names (CI): then it exits 1, so the tests that need the module cannot skip quietly."""
+    strict = "--strict" in (sys.argv[1:] if argv is None else argv)
     try:
-        print(build(quiet=True))
+        said = build(quiet=True)
+        built = module_name() is not None
     except Exception as exc:  # noqa: BLE001  (any failure leaves numba to compile)
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        print(f"kernels: not compiled ahead of time ({first}); numba compiles them at "
-              f"first use", file=sys.stderr)
+        said = f"kernels: not compiled ahead of time ({first}); numba compiles them at first use"
+        built = False
+    print(said, file=sys.stdout if built else sys.stderr)
+    return 1 if strict and not built and _c_compiler() else 0
+
+
+def _c_compiler() -> str | None:
+    """The C compiler Python's build tools would call (numba.pycc's), if it is here."""
+    import shutil
+    import sysconfig
+
+    cc = (sysconfig.get_config_var("CC") or "cc").split()
+    return shutil.which(cc[0]) if cc else None
 
 
 if __name__ == "__main__":  # run as pipeline.compiled, whose list the kernel modules fill
     from pipeline import compiled
 
-    compiled.main()
+    sys.exit(compiled.main())

@@ -120,6 +120,28 @@ def test_module_name_follows_the_sources_and_the_cpu(tmp_path, monkeypatch):
     assert compiled.module_name() is None  # features unknown: never a compiled module
 
 
+def test_a_module_not_built_is_an_error_only_when_strict(monkeypatch, capsys):
+    def fails(quiet=False):
+        raise RuntimeError("error: command 'gcc' failed\nmore lines")
+
+    monkeypatch.setattr(compiled, "build", fails)
+    monkeypatch.setattr(compiled, "_c_compiler", lambda: "/usr/bin/gcc")
+    assert compiled.main([]) == 0  # numba compiles at first use: a user's make goes on
+    err = capsys.readouterr().err
+    assert err == ("kernels: not compiled ahead of time (error: command 'gcc' failed); numba "
+                   "compiles them at first use\n")
+    assert compiled.main(["--strict"]) == 1  # CI: the tests that need it must not skip
+    assert "not compiled ahead of time" in capsys.readouterr().err
+    monkeypatch.setattr(compiled, "_c_compiler", lambda: None)  # no compiler: nothing to insist on
+    assert compiled.main(["--strict"]) == 0
+    monkeypatch.setattr(compiled, "_c_compiler", lambda: "/usr/bin/gcc")
+    monkeypatch.setattr(compiled, "build", lambda quiet=False: "kernels: x is up to date")
+    assert compiled.main(["--strict"]) == 0
+    assert capsys.readouterr().out == "kernels: x is up to date\n"
+    monkeypatch.setattr(compiled, "_cpu_flags", lambda: None)  # features unknown: no module
+    assert compiled.main(["--strict"]) == 1
+
+
 def test_numbas_cache_is_a_folder_per_digest_of_every_kernel_module(tmp_path):
     """numba keys a cached function by its own file: a constant a kernel imports from
     another module (here: the rater's technique numbers, when a name is added to the list)
