@@ -7,7 +7,7 @@ INPUT  ?= data/sample.csv
 OUTPUT ?= output/sample
 
 .DEFAULT_GOAL := help
-.PHONY: help setup kernels solve-dataset test bench lint clean
+.PHONY: help setup kernels solve-dataset test soak bench lint clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -25,13 +25,16 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 kernels: $(STAMP) ## Compile the kernels ahead of time for this CPU (again only when they change)
-	@$(PY) -m pipeline.compiled
+	@$(PY) -m pipeline.compiled $(if $(KERNELS_STRICT),--strict)
 
 solve-dataset: kernels ## Run the main job on the bundled sample (INPUT=, OUTPUT= to override)
 	$(VENV)/bin/pipeline run --input "$(INPUT)" --output "$(OUTPUT)"
 
 test: kernels ## Run the test suite
 	$(PY) -m pytest -q
+
+soak: kernels ## The tests of stops, signals and Dask ROUNDS=20 times, a core kept busy (not in CI)
+	.ci/soak
 
 bench: kernels ## Engine (beside tdoku), canonical form, pipeline, SER rater (beside serate), puzzles to a SER band
 	$(PY) benchmarks/bench_engine.py
