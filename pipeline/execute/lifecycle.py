@@ -119,6 +119,7 @@ def start_forkserver(preload: str) -> None:
     before it forks, and with Ctrl-C blocked; ours is left as it was."""
     from multiprocessing import forkserver
 
+    # forkserved: its excepthook keeps a worker start cut short by the run's exit quiet.
     # The main module too, or every worker would import it again on its way up.
     multiprocessing.get_context("forkserver").set_forkserver_preload(
         ["pipeline.execute.forkserved", "__main__", preload])
