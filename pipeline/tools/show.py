@@ -24,6 +24,14 @@ def parse_band(text: str, option: str = "--ser") -> tuple[int, int]:
         raise UsageError(f"{option} {text}: not a SER band (7.0-8.0, 9+ or 8.3)") from None
 
 
+def _band_text(band: tuple[int, int]) -> str:
+    """A band in tenths as the command line writes it: 7.0-8.0, 9.0+ or 8.3."""
+    low, high = band
+    if high >= 10**6:
+        return f"{low / 10:.1f}+"
+    return f"{low / 10:.1f}" if low == high else f"{low / 10:.1f}-{high / 10:.1f}"
+
+
 def main(folder: str, statuses: list[str], limit: int = 20, fmt: str = "table",
          ser: tuple[int, int] | None = None, sort: str = "input") -> int:
     """`pipeline show`: the rows of a run with the given statuses (source, row, status,
@@ -71,6 +79,8 @@ def main(folder: str, statuses: list[str], limit: int = 20, fmt: str = "table",
 
         which = ", ".join(statuses[:-1]) + " or " + statuses[-1] if len(statuses) > 1 \
             else statuses[0]
+        if ser is not None:
+            which += f" with SER {_band_text(ser)}"
         where = visible(run.shown)
         if total == 0:
             Console().print(Text(f"no row of {where} is {which}"))

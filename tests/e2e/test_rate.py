@@ -153,6 +153,11 @@ def test_show_filters_by_band_and_sorts_hardest_first(rated_dir, run_cli):
     assert sorted(shown["row"].to_list()) == sorted(want["row"].to_list())
     res = run_cli("show", "out", "--ser", "seven", cwd=rated_dir)
     assert res.returncode == 2
+    # A band no row is in: said as the band, not as if no row had the statuses.
+    res = run_cli("show", "out", "--ser", f"{hi + 0.1:.1f}+", "--status", "solved",
+                  cwd=rated_dir, env={"COLUMNS": "200"})
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == f"no row of out is solved with SER {hi + 0.1:.1f}+"
 
 
 def test_dedup_carries_ser_and_split_stratifies_by_band(tmp_path, run_cli):
