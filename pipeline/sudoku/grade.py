@@ -40,6 +40,9 @@ def ser_band_name(low: int, high: int) -> str:
 SER_BAND_NAMES = tuple(ser_band_name(lo, hi) for lo, hi in SER_BANDS)
 
 
+OPEN_END = 10**6  # the high end of a band `9+`, in tenths
+
+
 def parse_ser_band(text: str) -> tuple[int, int]:
     """A SER band as given on the command line, in tenths, both ends included: `7.0-8.0`,
     `9+` (9.0 and up) or `8.3` (that rating alone); ValueError for anything else."""
@@ -51,12 +54,20 @@ def parse_ser_band(text: str) -> tuple[int, int]:
 
     text = text.strip()
     if text.endswith("+"):
-        return tenths(text[:-1]), 10**6
+        return tenths(text[:-1]), OPEN_END
     low, sep, high = text.partition("-")
     band = (tenths(low), tenths(high)) if sep else (tenths(low), tenths(low))
     if band[0] > band[1]:
         raise ValueError(text)
     return band
+
+
+def ser_band_text(band: tuple[int, int]) -> str:
+    """A band in tenths as parse_ser_band reads it back: 7.0-8.0, 9.0+ or 8.3."""
+    low, high = band
+    if high >= OPEN_END:
+        return f"{low / 10:.1f}+"
+    return f"{low / 10:.1f}" if low == high else f"{low / 10:.1f}-{high / 10:.1f}"
 
 
 def grade_of_guesses(guesses: np.ndarray) -> np.ndarray:

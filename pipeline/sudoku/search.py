@@ -186,9 +186,9 @@ def generate(count: int, clues: int | None = None, min_clues: int | None = None,
     if rated:
         for name, band in zip(("--ser", "--ser-pearl", "--ser-diamond"), bands, strict=True):
             if band is not None and band[0] >= SER_MOST:
-                raise UsageError(f"{name} {band[0] / 10:.1f}+: minimal puzzles rated 9.0 or "
-                                 "more are too rare to make here; ask for a band that "
-                                 "reaches below 9.0")
+                raise UsageError(f"{name} {grade.ser_band_text(band)}: minimal puzzles rated "
+                                 "9.0 or more are too rare to make here; ask for a band "
+                                 "that reaches below 9.0")
     target = clues if clues is not None else (min_clues if min_clues is not None else MIN_CLUES)
     want = grade.GRADES.index(grade_name) if grade_name is not None else None
     cap = max(ATTEMPT_FACTOR * count, ATTEMPT_FLOOR)
@@ -340,8 +340,7 @@ def _shortfall(count: int, have: int, attempts: int, clues: int | None,
         what.append(f"grade {grade_name}")
     for name, band in zip(("ER", "EP", "ED"), bands or (), strict=False):
         if band is not None:
-            top = "+" if band[1] >= 10**6 else f"-{band[1] / 10:.1f}"
-            what.append(f"{name} {band[0] / 10:.1f}{top}")
+            what.append(f"{name} {grade.ser_band_text(band)}")
     # Minimal puzzles are the hardest: a grade is met more often without a clue count.
     hint = ["fewer puzzles"]
     if bands is not None:

@@ -11,7 +11,7 @@ import polars as pl
 from pipeline.errors import UsageError
 from pipeline.io import runfolder
 from pipeline.io.terminal import visible
-from pipeline.sudoku.grade import parse_ser_band
+from pipeline.sudoku.grade import parse_ser_band, ser_band_text
 
 SORTS = ("input", "ser", "guesses", "solve_us")  # input order, else that column's highest first
 
@@ -22,14 +22,6 @@ def parse_band(text: str, option: str = "--ser") -> tuple[int, int]:
         return parse_ser_band(text)
     except ValueError:
         raise UsageError(f"{option} {text}: not a SER band (7.0-8.0, 9+ or 8.3)") from None
-
-
-def _band_text(band: tuple[int, int]) -> str:
-    """A band in tenths as the command line writes it: 7.0-8.0, 9.0+ or 8.3."""
-    low, high = band
-    if high >= 10**6:
-        return f"{low / 10:.1f}+"
-    return f"{low / 10:.1f}" if low == high else f"{low / 10:.1f}-{high / 10:.1f}"
 
 
 def main(folder: str, statuses: list[str], limit: int = 20, fmt: str = "table",
@@ -80,7 +72,7 @@ def main(folder: str, statuses: list[str], limit: int = 20, fmt: str = "table",
         which = ", ".join(statuses[:-1]) + " or " + statuses[-1] if len(statuses) > 1 \
             else statuses[0]
         if ser is not None:
-            which += f" with SER {_band_text(ser)}"
+            which += f" with SER {ser_band_text(ser)}"
         where = visible(run.shown)
         if total == 0:
             Console().print(Text(f"no row of {where} is {which}"))

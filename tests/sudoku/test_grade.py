@@ -1,9 +1,12 @@
-"""pipeline.sudoku.grade: a grade from the engine's guesses, at the boundaries.
+"""pipeline.sudoku.grade: a grade from the engine's guesses, at the boundaries; SER bands
+written as they are read.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pipeline.sudoku import grade
 
@@ -12,3 +15,16 @@ def test_grade_boundaries():
     guesses = np.array([0, 1, 2, 3, 9, 10, 49, 50, 10_000])
     assert [grade.GRADES[g] for g in grade.grade_of_guesses(guesses)] == [
         "easy", "medium", "medium", "hard", "hard", "expert", "expert", "extreme", "extreme"]
+
+
+@given(st.integers(0, 200), st.integers(0, 200), st.booleans())
+def test_a_ser_band_reads_back_as_it_is_written(a, b, open_end):
+    band = (min(a, b), grade.OPEN_END if open_end else max(a, b))
+    text = grade.ser_band_text(band)
+    assert grade.parse_ser_band(text) == band
+    assert text.count(".") == (1 if open_end or a == b else 2)
+
+
+def test_ser_bands_are_written_as_the_command_line_takes_them():
+    assert [grade.ser_band_text(b) for b in [(70, 80), (90, grade.OPEN_END), (83, 83)]] == [
+        "7.0-8.0", "9.0+", "8.3"]

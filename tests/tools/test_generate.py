@@ -222,8 +222,10 @@ def test_puzzles_made_to_a_band_are_minimal_and_in_it_by_serate_too(tmp_path):
 
 
 @pytest.mark.parametrize("args", [["--ser", "9.5+"], ["--ser", "eight"], ["--ser", "8-7"],
-                                  ["--ser-diamond", "9.0-9.9"]])
+                                  ["--ser-diamond", "9.0-9.9"], ["--ser-pearl", "9.5"]])
 def test_a_ser_band_out_of_reach_or_malformed_is_refused_before_trying(tmp_path, args):
     res = invoke(["generate", "--count", "1", "--output", str(tmp_path / "x.csv"), *args])
     assert res.returncode == 2 and len(res.stderr_lines) == 1, res.stderr
     assert not (tmp_path / "x.csv").exists()
+    if "too rare" in res.stderr:  # the band as it was asked for
+        assert f"{args[0]} {args[1]}: " in res.stderr
