@@ -118,6 +118,11 @@ DEFAULTS = Settings()
 NAMES = tuple(f.name for f in fields(Settings) if not f.metadata.get("once"))
 
 
+# what a setting's value must be, as a message says it
+_KIND_WORDS = {int: "an integer", float: "a number", bool: "true or false", str: "a string",
+               list: "a list or a comma-separated string"}
+
+
 def read_config_file(path: str | Path) -> dict[str, Any]:
     """The settings of a TOML file (its [run] table, or the whole file); UsageError for a
     file that cannot be read or a name that is not a setting."""
@@ -140,6 +145,6 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
         if kind is float:
             ok = isinstance(value, int | float) and not isinstance(value, bool)
         if not ok:
-            raise UsageError(f"config file {path}: {name} = {value!r} is not a "
-                             f"{kind.__name__}")
+            raise UsageError(f"config file {path}: {name} = {value!r} is not "
+                             f"{_KIND_WORDS[kind]}")
     return table

@@ -97,7 +97,11 @@ def test_bad_values_are_usage_errors(settings_of, flags, env, words):
 
 
 @pytest.mark.parametrize("text, words", [
-    ("[run]\nworkers = true\n", "workers = True is not a int"),
+    ("[run]\nworkers = true\n", "workers = True is not an integer"),
+    ("[run]\nstall_timeout = \"long\"\n", "stall_timeout = 'long' is not a number"),
+    ("[run]\ncanonical = 1\n", "canonical = 1 is not true or false"),
+    ("[run]\nexecutor = 2\n", "executor = 2 is not a string"),
+    ("[run]\nfail_on = 3\n", "fail_on = 3 is not a list or a comma-separated string"),
     ("[run]\nbogus = 1\n", "unknown setting(s): bogus"),
     ("[run\n", "config file"),
 ])
