@@ -195,11 +195,12 @@ def _bucket(spill: Spill, k: int, memory_rows: int, folder: str | None, name: st
     for chunk in spill.read(0, memory_rows):
         rec = np.empty(len(chunk), out.dtype)
         rec["w"] = chunk["w"]
+        u = form_hash(chunk["w"], SEED)
         if probe:
             rec["pos"] = at + np.arange(len(chunk))
         else:
-            rec["key"], rec["n"], rec["s"] = chunk["key"], 1, 0
-        out.add(bucket_of(form_hash(chunk["w"], SEED), k), rec)
+            rec["u"], rec["key"], rec["n"], rec["s"] = u, chunk["key"], 1, 0
+        out.add(bucket_of(u, k), rec)
         at += len(chunk)
     out.finish()
     return out
