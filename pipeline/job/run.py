@@ -325,7 +325,13 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
     except BaseException:
         testhooks.linger("pause-shutdown")
         raise
-    t_last = time.perf_counter()  # the last part written: what follows is bookkeeping
+    classes = None
+    if settings.canonical and ranges:  # counted by a worker: no row comes this way
+        classes = schedule.run_all(executor, [Classes(tuple(run_folder.part(p)
+                                                            for p in parts))])[0]
+    # the rows' work done (parts written, with --canonical its classes counted): what
+    # follows is bookkeeping
+    t_last = time.perf_counter()
     ready.join()
     testhooks.pause("before-stats")
     if not ranges:
@@ -348,10 +354,6 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
     summary.counts.update(total.count_of())
     summary.worker_cpu_seconds = worker_cpu[0]
     run_folder.sync()
-    classes = None
-    if settings.canonical and ranges:  # counted by a worker: no row comes this way
-        classes = schedule.run_all(executor, [Classes(tuple(run_folder.part(p)
-                                                            for p in parts))])[0]
     figures = stats.rows(inputs, settings, summary, tallies, total, worker_seconds, part_seconds,
                    started, run_id, executor.workers, engine, classes)
     run_folder.write_stats(figures)
