@@ -222,11 +222,11 @@ HARD_ROUNDS = 5
 DASK_ROUNDS = 5
 
 
-def flag_cost(text: Path, off: str, on: str) -> tuple[float, float]:
+def flag_cost(text: Path, off: str, on: str, rounds: int = ROUNDS) -> tuple[float, float]:
     """µs a row of `run --workers 1` on `text` with `off` and with `on`, interleaved, best
-    of ROUNDS each (start-up aside: the steady seconds)."""
+    of `rounds` each (start-up aside: the steady seconds)."""
     best: dict[str, float] = {}
-    for flag in (off, on) * ROUNDS:
+    for flag in (off, on) * rounds:
         _, _, summary = pipeline_run(text, 1, ["--no-timings", flag])
         us = summary["steady_seconds"] / summary["rows"] * 1e6
         best[flag] = min(best.get(flag, us), us)
@@ -251,7 +251,9 @@ def canonical_overhead(quick: bool) -> list[tuple[str, int, float, float, float 
         grids = np.tile(grids, (1 if quick else 4, 1))
         text = WORK / f"canon-{file}.txt"
         puzzle_sets.write_dots(grids, text)
-        plain, canon = flag_cost(text, "--no-canonical", "--canonical")
+        # five rounds: on 11+ the rows cost about 55 µs each to solve, twenty times what
+        # the canonical form adds, and single rounds differ by more than that
+        plain, canon = flag_cost(text, "--no-canonical", "--canonical", HARD_ROUNDS)
         peer = (patminlex_time(binary, grids, prefix, ROUNDS) / len(grids) * 1e6
                 if binary is not None else None)
         out.append((name, len(grids), plain, canon, peer))
