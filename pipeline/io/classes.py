@@ -183,15 +183,9 @@ def _order(u: np.ndarray, words: np.ndarray, minor: np.ndarray) -> tuple[np.ndar
         both = rank << np.uint64(32) | p.astype(np.uint64)
         both.sort()
         return (both & np.uint64(0xFFFFFFFF)).astype(np.intp), False
+    # Keys out of order (chunks merged) or two forms sharing a hash: stable sorts by every key.
     wkeys = [words[:, k] for k in range(words.shape[1] - 1, -1, -1)] if collide else []
-    if len(tie) <= len(p) // 8:  # a few rows share a hash: only they are ordered again
-        member = np.zeros(len(p), bool)
-        member[tie] = member[tie + 1] = True
-        at = np.flatnonzero(member)  # a hash's rows are adjacent: they keep these places
-        q = p[at]
-        p[at] = q[np.lexsort((q, minor[q], *(w[q] for w in wkeys), us[at]))]
-        return p, collide
-    return np.lexsort((minor, *wkeys, u)), collide  # many: the whole order at once
+    return np.lexsort((minor, *wkeys, u)), collide
 
 
 def _aggregate(rec: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
