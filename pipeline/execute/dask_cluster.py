@@ -48,6 +48,11 @@ Other details
   exception is dropped on the worker: `schedule` already logs it once, in the client.
 * `close()` shuts down a local cluster this executor started; on an external cluster it
   removes this run's plugin and closes only the client, leaving the cluster running.
+* A worker that goes silent is removed from the cluster (`check`): one whose running task
+  sends no news for `stall_timeout` seconds, or one that holds our tasks and sends the
+  scheduler no heartbeat for that long (a process stopped between two tasks never starts
+  the next, so no task of it would ever be late). The scheduler's own `worker-ttl` does
+  the latter too, but after five minutes by default, and it is the cluster's setting.
 * On an external cluster the number of tasks kept in flight follows the cluster's thread
   count when the run starts (`workers`); workers added later are used, but do not raise it.
 """
@@ -237,6 +242,19 @@ async def _remove_worker(dask_scheduler=None, address: str = "") -> str:
                                               stimulus_id=f"pipeline-stalled-{time.time()}")
 
 
+def _silent_holders(dask_scheduler=None, prefix: str = "", quiet: float = 0.0) -> dict:
+    """On the scheduler: {address: seconds since its last heartbeat} of each worker that
+    holds a task whose key starts with `prefix` and has not sent a heartbeat for `quiet`
+    seconds, or for ten heartbeat intervals on a big cluster (the scheduler's own floor)."""
+    from distributed.scheduler import heartbeat_interval
+
+    now = time.time()
+    quiet = max(quiet, 10 * heartbeat_interval(len(dask_scheduler.workers)))
+    return {ws.address: now - ws.last_seen for ws in dask_scheduler.workers.values()
+            if now - ws.last_seen > quiet
+            and any(str(ts.key).startswith(prefix) for ts in ws.processing)}
+
+
 def _connect(address: str):
     """A client of the scheduler at `address`, within CONNECT_TIMEOUT seconds in all.
 
@@ -334,14 +352,24 @@ class DaskExecutor(Executor):
             raise RunFailed(f"cannot reach {where}: {exc}") from None
         self._client.subscribe_topic(self._topic, self._on_record)
         level = logging.getLevelName(level) if isinstance(level, str) else level
-        # Registering waits for every current worker to run setup (the kernel's warm-up).
-        self._client.register_plugin(
-            _RunPlugin(runner, self.token, level, self._topic, local=self._cluster is not None),
-            name=self._plugin)
+        self._register(_RunPlugin(runner, self.token, level, self._topic,
+                                  local=self._cluster is not None))
         where = address or self._cluster.scheduler_address
         log.info("dask: %s cluster at %s, %d worker(s)",
                  "external" if address else "local", where, len(self._client.nthreads()))
         self._ready = False
+
+    def _register(self, plugin: _RunPlugin) -> None:
+        """Register the run's plugin: this waits for every current worker to run its setup
+        (the kernel's warm-up), but for at most `stall_timeout` seconds. A stopped worker
+        never answers; the scheduler keeps the plugin for it all the same, and `check`
+        removes the worker once it holds one of our tasks."""
+        try:  # register_plugin itself has no timeout
+            self._client.sync(self._client._register_worker_plugin, plugin, self._plugin,
+                              False, callback_timeout=self.stall_timeout)
+        except TimeoutError:
+            log.info("dask: not every worker had warmed up after %.0f s; the run goes on",
+                     self.stall_timeout)
 
     # The interface ----------------------------------------------------------------------
 
@@ -393,21 +421,32 @@ class DaskExecutor(Executor):
 
     def check(self, waiting: int) -> None:
         """RunFailed once the scheduler is lost; a warning while `waiting` tasks (if any)
-        have no worker to run on; a worker whose task has said nothing for
-        `stall_timeout` seconds is removed from the cluster (its task then runs again
-        elsewhere, and a part it may still write is fenced off by the run)."""
+        have no worker to run on. A worker is removed from the cluster (its tasks then run
+        again elsewhere, and a part it may still write is fenced off by the run) when its
+        running task has said nothing for `stall_timeout` seconds (a read that never
+        ends), or when it holds tasks of ours and has sent the scheduler no heartbeat for
+        that long (stopped between two tasks, or before its first: no task of it ever
+        starts to say anything)."""
         self._check_connected()
         now = time.monotonic()
+        silent: dict[str, str] = {}  # address -> why
         for key, (when, address) in list(self._news.items()):
             if key not in self._open:
                 del self._news[key]
             elif now - when > self.stall_timeout and address:
                 del self._news[key]
-                log.warning("dask: worker %s made no progress on a task for %.0f s "
-                            "(stopped? a read that never ends?): removed from the cluster, "
-                            "its task runs again", address, now - when)
-                with contextlib.suppress(Exception):
-                    self._client.run_on_scheduler(_remove_worker, address=address)
+                silent[address] = f"made no progress on a task for {now - when:.0f} s"
+        with contextlib.suppress(Exception):  # a scheduler lost meanwhile: the next check
+            held = self._client.run_on_scheduler(
+                _silent_holders, prefix=f"pipeline-{self.token}-", quiet=self.stall_timeout)
+            for address, seconds in held.items():
+                silent.setdefault(address, f"holds a task and has sent no heartbeat for "
+                                           f"{seconds:.0f} s")
+        for address, why in silent.items():
+            log.warning("dask: worker %s %s (stopped? a read that never ends?): removed "
+                        "from the cluster, its tasks run again", address, why)
+            with contextlib.suppress(Exception):
+                self._client.run_on_scheduler(_remove_worker, address=address)
         if waiting and not self._client.nthreads():
             log.warning("dask: no workers on the cluster; %d task(s) waiting", waiting)
 

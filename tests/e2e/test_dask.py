@@ -747,6 +747,41 @@ def test_a_stopped_dask_worker_is_removed_and_its_task_runs_again(data_dir):
         _stop(procs)
 
 
+def test_a_worker_stopped_before_the_run_is_removed_and_never_holds_it_up(data_dir,
+                                                                          tmp_path):
+    """A worker SIGSTOPped before the run starts answers nothing: neither the run's plugin
+    (the run goes on after --stall-timeout seconds) nor the tasks it is given (none of
+    them starts, so none says anything; its heartbeats stop). The client has the
+    scheduler forget it; its tasks run on the other worker, every row once."""
+    n = 8000
+    path = _hard_slice(data_dir, "hard-stopped-before.txt", n)
+    out = tmp_path / "out"
+    procs: list[subprocess.Popen] = []
+    victim = None
+    try:
+        address, pids = _private_cluster(tmp_path / "cluster.log", data_dir,
+                                         ["b0", "b1"], procs)
+        victim = pids[sorted(pids)[0]]
+        os.kill(victim, signal.SIGSTOP)
+        run = subprocess.run(
+            [str(PIPELINE), "run", "-i", str(path), "-o", str(out), "--executor", "dask",
+             "--scheduler", address, "--chunk-size", "1000", "--stall-timeout", "3",
+             "--json", "--quiet"], capture_output=True, text=True, env=_env(), cwd=REPO,
+            timeout=180)
+        assert run.returncode == 0, run.stderr
+        summary = json.loads(run.stdout.strip().splitlines()[-1])
+        assert summary["rows"] == n and summary["counts"]["solved"] == n
+        rows = pl.read_parquet(out / "results" / "*.parquet").select("row")
+        assert rows.height == n and rows.unique().height == n
+        log = (out / "logs" / "run.jsonl").read_text()
+        assert f"worker {sorted(pids)[0]} holds a task and has sent no heartbeat" in log
+    finally:
+        if victim is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(victim, signal.SIGKILL)
+        _stop(procs)
+
+
 def test_a_stale_task_never_writes_into_a_later_run(data_dir, tmp_path):
     """README: a finished folder never changes. A Dask worker holds its task just before
     writing its part (as if stopped there); the run is stopped with Ctrl-C, run again
