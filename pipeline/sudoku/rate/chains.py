@@ -157,6 +157,54 @@ def bfs(links, start, use_x, use_y, limit, target, parent, depth, queue, seen):
 
 
 @compiled.helper(_nrt=False)
+def to_negation(links, start, use_x, use_y, limit, depth, queue, seen):
+    """The nodes of the shortest chain from node `start` to its negation (a forcing chain)
+    of at most `limit` nodes: 0 when there is none, -1 when none was found but the limit
+    cut the search short.
+
+    Breadth first, but only about half as deep as the chain: a link read backwards and
+    negated is a link, so a way from node x to the start's negation is a way from the start
+    to x's negation, as long. A chain of d links has a node x at most ceil(d/2) links from
+    the start whose negation is at most that far too; so once every node up to that depth
+    is reached, the least sum of the depths of a node and of its negation (both reached) is
+    d. The depths of the nodes reached are the same as a search to the end would give."""
+    seen[NODES] += 1
+    gen = seen[NODES]
+    seen[start] = gen
+    depth[start] = 0
+    queue[0] = start
+    head = 0
+    tail = 1
+    best = NODES  # links of the shortest chain seen
+    level = 0  # the depth of queue[head:end]: every node up to it is reached
+    while True:
+        want = min(best, limit) - 1  # a chain of at most this many links is still of use
+        if 2 * level >= want:  # every chain of `want` links or fewer has been seen
+            if best < limit:
+                return best + 1
+            return -1 if head < tail else 0
+        if head == tail:
+            return best + 1 if best < limit else 0
+        end = tail
+        dn = level + 1
+        while head < end:
+            n = queue[head]
+            head += 1
+            for part in range(2):
+                count, base = links_of(links, n, part, use_x, use_y)
+                for k in range(count):
+                    m = links[n, base + k]
+                    if seen[m] != gen:
+                        seen[m] = gen
+                        depth[m] = dn
+                        queue[tail] = m
+                        tail += 1
+                        if seen[m ^ 1] == gen and dn + depth[m ^ 1] < best:
+                            best = dn + depth[m ^ 1]
+        level = dn
+
+
+@compiled.helper(_nrt=False)
 def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back, mark):
     """Serate's search for loops back to `start` (on), breadth first, Y links before X: an
     on node is reached once, an off node once from each on node it is not an ancestor of
@@ -385,12 +433,12 @@ def chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, links, 
                     start = node | on
                     effort[0] += 1
                     limit = longest(70 if kind == 2 else 66, min(H[RATING], level))
-                    if bfs(links, start, use_x, use_y, limit, start ^ 1, parent, depth,
-                           queue, seen) < 0:
+                    nodes = to_negation(links, start, use_x, use_y, limit, depth, queue,
+                                        seen)
+                    if nodes < 0:
                         whole = False
                     target = start ^ 1
-                    if seen[target] == seen[NODES]:
-                        nodes = depth[target] + 1
+                    if nodes > 0:
                         r = (70 if kind == 2 else 66) + length_add(nodes)
                         tech = T_FORCING_CHAIN if kind == 2 else (
                             T_TURBOT if r == 66 else T_FORCING_X_CHAIN)
