@@ -458,6 +458,14 @@ class DaskExecutor(Executor):
             return future.result()
         except KilledWorker as exc:
             raise WorkerLost(f"Dask gave up on the task, its workers died ({exc})") from None
+        except RuntimeError as exc:
+            # No task can run on this cluster: not a row's fault, nothing to retry or blame.
+            if str(exc).startswith("Error during deserialization of the task graph"):
+                where = self.address or "the local cluster"
+                raise RunFailed(f"the Dask scheduler at {where} cannot unpickle our tasks: "
+                                f"it needs sudoku-pipeline installed, as the workers do"
+                                ) from None
+            raise
         except cf.CancelledError as exc:  # distributed's FutureCancelledError
             self._check_connected()
             raise WorkerLost(f"the task was cancelled by Dask ({exc})") from None

@@ -129,19 +129,27 @@ def _hard_slice(data_dir: Path, name: str, n: int) -> Path:
     return path
 
 
+# A scheduler that cannot import this project, as on a cluster where only the workers have
+# it installed.
+_BARE_SCHEDULER = [sys.executable, "-c", "import sys; sys.modules['pipeline'] = None; "
+                   "from distributed.cli.dask_scheduler import main; main()"]
+
+
 def _private_cluster(log: Path, cwd: Path, names: list[str], procs: list[subprocess.Popen],
-                     worker_env: dict[str, str] | None = None) -> tuple[str, dict]:
-    """A scheduler and one single-threaded worker per name, each in a session of its own
-    (appended to `procs`, for _stop); the address and the workers' pids by address."""
+                     worker_env: dict[str, str] | None = None, bare: bool = False
+                     ) -> tuple[str, dict]:
+    """A scheduler (`bare`: one that cannot import this project) and one single-threaded
+    worker per name, each in a session of its own (appended to `procs`, for _stop); the
+    address and the workers' pids by address."""
     from distributed import Client
 
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
+    scheduler = _BARE_SCHEDULER if bare else [str(DASK), "scheduler"]
     with open(log, "w") as logs:
         procs.append(subprocess.Popen(
-            [str(DASK), "scheduler", "--host", "127.0.0.1", "--port", str(port),
-             "--no-dashboard"], stdout=logs, stderr=logs, env=_env(), cwd=cwd,
-            start_new_session=True))
+            [*scheduler, "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+            stdout=logs, stderr=logs, env=_env(), cwd=cwd, start_new_session=True))
         for name in names:
             procs.append(subprocess.Popen(
                 [str(DASK), "worker", address, "--nthreads", "1", "--host", "127.0.0.1",
@@ -779,6 +787,29 @@ def test_a_worker_stopped_before_the_run_is_removed_and_never_holds_it_up(data_d
         if victim is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(victim, signal.SIGKILL)
+        _stop(procs)
+
+
+def test_a_scheduler_without_the_package_ends_the_run_at_once_saying_so(data_dir,
+                                                                         tmp_path):
+    """Dask's scheduler unpickles every task: one that cannot import this project fails
+    them all. That is the cluster's setup, not a row's fault: the run stops at the first
+    (exit 3, resumable) with one line that says what to install, and blames no row."""
+    path = _hard_slice(data_dir, "hard-bare.txt", 4000)
+    out = tmp_path / "out"
+    procs: list[subprocess.Popen] = []
+    try:
+        address, _ = _private_cluster(tmp_path / "cluster.log", data_dir, ["bare"], procs,
+                                      bare=True)
+        run = subprocess.run(
+            [str(PIPELINE), "run", "-i", str(path), "-o", str(out), "--scheduler", address,
+             "--chunk-size", "1000"], capture_output=True, text=True, env=_env(), cwd=REPO,
+            timeout=180)
+        assert run.returncode == 3, run.stderr
+        line, = run.stderr.strip().splitlines()
+        assert "cannot unpickle our tasks" in line and "needs sudoku-pipeline" in line, line
+        assert "blame" not in (out / "logs" / "run.jsonl").read_text()
+    finally:
         _stop(procs)
 
 
