@@ -352,8 +352,12 @@ class DaskExecutor(Executor):
             raise RunFailed(f"cannot reach {where}: {exc}") from None
         self._client.subscribe_topic(self._topic, self._on_record)
         level = logging.getLevelName(level) if isinstance(level, str) else level
-        self._register(_RunPlugin(runner, self.token, level, self._topic,
-                                  local=self._cluster is not None))
+        try:
+            self._register(_RunPlugin(runner, self.token, level, self._topic,
+                                      local=self._cluster is not None))
+        except BaseException:
+            self.close()
+            raise
         where = address or self._cluster.scheduler_address
         log.info("dask: %s cluster at %s, %d worker(s)",
                  "external" if address else "local", where, len(self._client.nthreads()))
@@ -370,6 +374,9 @@ class DaskExecutor(Executor):
         except TimeoutError:
             log.info("dask: not every worker had warmed up after %.0f s; the run goes on",
                      self.stall_timeout)
+        except Exception as exc:
+            self._check_installed(exc)
+            raise
 
     # The interface ----------------------------------------------------------------------
 
@@ -458,17 +465,26 @@ class DaskExecutor(Executor):
             return future.result()
         except KilledWorker as exc:
             raise WorkerLost(f"Dask gave up on the task, its workers died ({exc})") from None
-        except RuntimeError as exc:
-            # No task can run on this cluster: not a row's fault, nothing to retry or blame.
-            if str(exc).startswith("Error during deserialization of the task graph"):
-                where = self.address or "the local cluster"
-                raise RunFailed(f"the Dask scheduler at {where} cannot unpickle our tasks: "
-                                f"it needs sudoku-pipeline installed, as the workers do"
-                                ) from None
+        except Exception as exc:
+            self._check_installed(exc)
             raise
         except cf.CancelledError as exc:  # distributed's FutureCancelledError
             self._check_connected()
             raise WorkerLost(f"the task was cancelled by Dask ({exc})") from None
+
+    def _check_installed(self, exc: BaseException) -> None:
+        """RunFailed when `exc` says that the scheduler or a worker lacks this package: no
+        task can run there, which is the cluster's setup, not a row's fault (nothing to
+        retry, no row to blame)."""
+        where = self.address or "the local cluster"
+        said = str(exc)
+        if said.startswith("Error during deserialization of the task graph"):
+            raise RunFailed(f"the Dask scheduler at {where} cannot unpickle our tasks: it "
+                            f"needs sudoku-pipeline installed, as the workers do") from None
+        if "No module named 'pipeline" in said:
+            raise RunFailed(f"a worker of the Dask cluster at {where} cannot import our "
+                            f"code ({said.strip()}): every worker needs sudoku-pipeline "
+                            f"installed") from None
 
     def _check_connected(self) -> None:
         """RunFailed (exit 3, resumable) once the client has lost its scheduler."""

@@ -129,30 +129,33 @@ def _hard_slice(data_dir: Path, name: str, n: int) -> Path:
     return path
 
 
-# A scheduler that cannot import this project, as on a cluster where only the workers have
-# it installed.
-_BARE_SCHEDULER = [sys.executable, "-c", "import sys; sys.modules['pipeline'] = None; "
-                   "from distributed.cli.dask_scheduler import main; main()"]
+def _bare(role: str) -> list[str]:
+    """A Dask scheduler or worker command that cannot import this project (as on a
+    cluster where it is not installed everywhere); a worker without a nanny, whose fresh
+    process would import it again."""
+    return [sys.executable, "-c", "import sys; sys.modules['pipeline'] = None; "
+            f"from distributed.cli.dask_{role} import main; main()"]
 
 
 def _private_cluster(log: Path, cwd: Path, names: list[str], procs: list[subprocess.Popen],
-                     worker_env: dict[str, str] | None = None, bare: bool = False
+                     worker_env: dict[str, str] | None = None, bare: str = ""
                      ) -> tuple[str, dict]:
-    """A scheduler (`bare`: one that cannot import this project) and one single-threaded
-    worker per name, each in a session of its own (appended to `procs`, for _stop); the
-    address and the workers' pids by address."""
+    """A scheduler and one single-threaded worker per name, each in a session of its own
+    (appended to `procs`, for _stop); the address and the workers' pids by address.
+    `bare`: "scheduler" or "worker", that one cannot import this project."""
     from distributed import Client
 
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
-    scheduler = _BARE_SCHEDULER if bare else [str(DASK), "scheduler"]
+    scheduler = _bare("scheduler") if bare == "scheduler" else [str(DASK), "scheduler"]
+    worker = _bare("worker") + ["--no-nanny"] if bare == "worker" else [str(DASK), "worker"]
     with open(log, "w") as logs:
         procs.append(subprocess.Popen(
             [*scheduler, "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
             stdout=logs, stderr=logs, env=_env(), cwd=cwd, start_new_session=True))
         for name in names:
             procs.append(subprocess.Popen(
-                [str(DASK), "worker", address, "--nthreads", "1", "--host", "127.0.0.1",
+                [*worker, address, "--nthreads", "1", "--host", "127.0.0.1",
                  "--no-dashboard", "--name", name], stdout=logs, stderr=logs,
                 env=worker_env or _env(), cwd=cwd, start_new_session=True))
     with Client(address, timeout=60, set_as_default=False) as c:
@@ -790,24 +793,29 @@ def test_a_worker_stopped_before_the_run_is_removed_and_never_holds_it_up(data_d
         _stop(procs)
 
 
-def test_a_scheduler_without_the_package_ends_the_run_at_once_saying_so(data_dir,
-                                                                         tmp_path):
-    """Dask's scheduler unpickles every task: one that cannot import this project fails
-    them all. That is the cluster's setup, not a row's fault: the run stops at the first
-    (exit 3, resumable) with one line that says what to install, and blames no row."""
+@pytest.mark.parametrize("bare, said", [
+    ("scheduler", "scheduler at {} cannot unpickle our tasks: it needs sudoku-pipeline"),
+    ("worker", "a worker of the Dask cluster at {} cannot import our code"),
+])
+def test_a_cluster_without_the_package_ends_the_run_at_once_saying_so(data_dir, tmp_path,
+                                                                      bare, said):
+    """A scheduler unpickles every task, and a worker the run's plugin: one that cannot
+    import this project fails them all. That is the cluster's setup, not a row's fault:
+    the run stops at once (exit 3, resumable) with one line that says what to install,
+    and blames no row."""
     path = _hard_slice(data_dir, "hard-bare.txt", 4000)
     out = tmp_path / "out"
     procs: list[subprocess.Popen] = []
     try:
         address, _ = _private_cluster(tmp_path / "cluster.log", data_dir, ["bare"], procs,
-                                      bare=True)
+                                      bare=bare)
         run = subprocess.run(
             [str(PIPELINE), "run", "-i", str(path), "-o", str(out), "--scheduler", address,
              "--chunk-size", "1000"], capture_output=True, text=True, env=_env(), cwd=REPO,
             timeout=180)
         assert run.returncode == 3, run.stderr
         line, = run.stderr.strip().splitlines()
-        assert "cannot unpickle our tasks" in line and "needs sudoku-pipeline" in line, line
+        assert said.format(address) in line and "installed" in line, line
         assert "blame" not in (out / "logs" / "run.jsonl").read_text()
     finally:
         _stop(procs)
