@@ -11,7 +11,9 @@ What comes before the first row is the preamble (`data_start`): a UTF-8 BOM, bla
 lines, a CSV header, a text file's count or title line. A first CSV record is a header only
 when it reads as column names (no field of digits, every field a word) and a known name is
 among them or the records after it hold puzzles where it holds a name; so a bad first
-record of a headerless file stays a row.
+record of a headerless file stays a row. A headerless CSV's fields and fixed-width records'
+tokens are counted as most of the sampled records have them, so that an odd first record
+is one malformed row; a title line has no long run of digits (a broken puzzle is a row).
 """
 
 from __future__ import annotations
@@ -102,18 +104,28 @@ def detect(head: bytes, name: str, at_end: bool, puzzle_column: str | None = Non
     data_start = start
     if title:
         data_start = _next_start(plain, first_start)
-    probe = lines[1][1] if title and len(lines) > 1 else first
-    tokens = probe.split()
-    if len(tokens) > 1:
-        hits = [i for i, t in enumerate(tokens) if looks_like_puzzle(t)]
-        if hits:  # the other tokens are carried, named as a headerless CSV's columns
-            names = [f"column_{i + 1}" for i in range(len(tokens))]
-            taken: set[str] = set()
-            carried = tuple((i, unique_name(n, taken, set(reserved)))
-                            for i, n in enumerate(names) if i != hits[0])
-            return Shape("fixed", n_fields=len(tokens), puzzle_field=hits[0], start=start,
-                          data_start=data_start, carried=carried, columns=tuple(names))
+    # Fixed-width records: the layout most of the sampled records share (an odd first
+    # record is one malformed row, not the rule the others are read by)
+    layouts = [(len(tokens), next(i for i, t in enumerate(tokens) if looks_like_puzzle(t)))
+               for _, t in lines[int(title):][:_SAMPLE] if len(tokens := t.split()) > 1
+               and any(looks_like_puzzle(x) for x in tokens)]
+    if layouts:  # the other tokens are carried, named as a headerless CSV's columns
+        n_tokens, puzzle = _most_common(layouts)
+        names = [f"column_{i + 1}" for i in range(n_tokens)]
+        taken: set[str] = set()
+        carried = tuple((i, unique_name(n, taken, set(reserved)))
+                        for i, n in enumerate(names) if i != puzzle)
+        return Shape("fixed", n_fields=n_tokens, puzzle_field=puzzle, start=start,
+                      data_start=data_start, carried=carried, columns=tuple(names))
     return Shape("text", start=start, data_start=data_start)
+
+
+def _most_common(values: list):
+    """The value most of `values` have; of those as common, the first met."""
+    counts: dict = {}
+    for v in values:
+        counts[v] = counts.get(v, 0) + 1
+    return max(counts, key=counts.__getitem__)
 
 
 def _records(head: bytes, start: int, at_end: bool, quotes: bool) -> list[tuple[int, str]]:
@@ -137,11 +149,12 @@ def _next_start(recs: list[tuple[int, str | None]], after: int) -> int:
 
 
 def _is_title(line: str) -> bool:
-    """A leading count line ('95') or a line of words, not a puzzle."""
+    """A leading count line ('95') or a line of words: none of its tokens a puzzle, nor a
+    run of digits long enough to be a broken one (that line is a malformed row)."""
     if _COUNT_RE.match(line):
         return True
     tokens = line.split()
-    return (len(tokens) >= 2 and not any(looks_like_puzzle(t) for t in tokens)
+    return (len(tokens) >= 2 and not any(_digits_only(t) for t in tokens)
             and any(any(ch.isalpha() for ch in t) for t in tokens))
 
 
@@ -192,8 +205,8 @@ def _csv(head: bytes, start: int, at_end: bool, name: str, puzzle_column: str | 
         names = [f.strip() for f in first]
         data = parsed[1:]
         data_start = _next_start(recs, first_start)
-    else:
-        names = [f"column_{i + 1}" for i in range(len(first))]
+    else:  # as many columns as most records have: an odd first record is one bad row
+        names = [f"column_{i + 1}" for i in range(_most_common([len(r) for r in parsed]))]
         data = parsed
         data_start = first_start  # leading blank and '#' lines are the preamble
     puzzle = find_column(names, puzzle_column, PUZZLE_NAMES, "puzzle", name)
@@ -206,9 +219,10 @@ def _csv(head: bytes, start: int, at_end: bool, name: str, puzzle_column: str | 
             raise no_puzzle_column(name, names)
     solution = find_column(names, solution_column, SOLUTION_NAMES, "solution", name)
     if solution is None and not header:
-        solution = next((i for i in range(len(names)) if i != puzzle and data
-                         and all(i < len(r) and looks_like_puzzle(r[i]) and "0" not in r[i]
-                                 and "." not in r[i] for r in data[:5])), None)
+        whole = [r for r in data if len(r) == len(names)][:5]
+        solution = next((i for i in range(len(names)) if i != puzzle and whole
+                         and all(looks_like_puzzle(r[i]) and "0" not in r[i]
+                                 and "." not in r[i] for r in whole)), None)
     if solution == puzzle:
         solution = None
     taken: set[str] = set()

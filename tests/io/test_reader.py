@@ -160,6 +160,33 @@ def test_fixed_width_records(make_input, gz):
     assert frame["column_3"].to_list() == ["7.2", "7.1", None]
 
 
+@pytest.mark.parametrize("first, reasons", [
+    (f"h0 {P0[:80]}  5.0", {}),  # not a title line: a row (its puzzle malformed: 80 long)
+    (f"h0 {P0}", {0: "2 fields, expected 3"}),
+    (f"h0 {P0}  5.0 extra", {0: "4 fields, expected 3"}),
+])
+def test_an_odd_first_fixed_width_record_is_one_bad_row(make_input, first, reasons):
+    """The layout is the one most records share: an odd first record is a malformed row,
+    neither skipped as a title nor the rule the rows after it are read by."""
+    text = f"{first}\nh1 {P0}  5.1\nh2 {P0}  5.2\n"
+    frame, found, shape = read(make_input("fixed.txt", text))
+    assert shape.kind == "fixed" and shape.n_fields == 3 and shape.puzzle_field == 1
+    assert_rows(frame, 3)
+    assert found == reasons
+    assert frame["puzzle"].to_list()[1:] == [P0, P0]
+    assert frame["column_3"].to_list()[1:] == ["5.1", "5.2"]
+
+
+@pytest.mark.parametrize("first", [PUZZLE, f"{P0},{SOLUTION},x"])
+def test_an_odd_first_headerless_csv_record_is_one_bad_row(make_input, first):
+    rows = [first] + [f"{P0},{SOLUTION}", f"{LEET.replace('.', '0')},{LEET_SOLUTION}"] * 3
+    frame, reasons, shape = read(make_input("odd.csv", "\n".join(rows) + "\n"))
+    assert not shape.header and shape.n_fields == 2 and shape.solution_field == 1
+    assert_rows(frame, 7)
+    assert list(reasons) == [0] and reasons[0].startswith("ragged record")
+    assert frame["expected_solution"].to_list()[1:3] == [SOLUTION, LEET_SOLUTION]
+
+
 # ---------------------------------------------------------------------------------------
 # Not rows, empty files
 
