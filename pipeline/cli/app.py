@@ -19,7 +19,14 @@ from pipeline import VERSION
 from pipeline.cli import progress as progress_mod
 from pipeline.errors import UsageError
 from pipeline.io.terminal import visible
-from pipeline.job.settings import COMPRESSIONS, DEFAULTS, EXECUTORS, LOG_LEVELS
+from pipeline.job.settings import (
+    COMPRESSIONS,
+    DEFAULTS,
+    EXECUTORS,
+    LOG_LEVELS,
+    MAX_CHUNK_SIZE,
+    MAX_RATE_BUDGET,
+)
 from pipeline.sudoku.status import STATUS_NAMES, parse_statuses
 
 app = typer.Typer(
@@ -102,7 +109,7 @@ def run(
         help="Worker processes (or Dask threads to keep busy); 0 = one per core.")
     ] = DEFAULTS.workers,
     chunk_size: Annotated[int, typer.Option(
-        metavar="N", min=1, envvar=_env("chunk_size"), show_envvar=True,
+        metavar="N", min=1, max=MAX_CHUNK_SIZE, envvar=_env("chunk_size"), show_envvar=True,
         help="About this many rows per range: a task, and one result part.")
     ] = DEFAULTS.chunk_size,
     limit: Annotated[int, typer.Option(
@@ -138,7 +145,7 @@ def run(
         "(columns ser, ser_pearl, ser_diamond, ser_technique, ser_steps, rate_note).")
     ] = DEFAULTS.rate,
     rate_budget: Annotated[int, typer.Option(
-        metavar="UNITS", min=0, envvar=_env("rate_budget"),
+        metavar="UNITS", min=0, max=MAX_RATE_BUDGET, envvar=_env("rate_budget"),
         help="The rater's effort per puzzle, past which ser is null and rate_note says how "
         "far it came; 0 = the rater's default (every public puzzle fits it).")
     ] = DEFAULTS.rate_budget,
@@ -278,7 +285,8 @@ def explain(
         help="text: a step a line, as players write them; json: the steps as objects "
         "(technique, rating, cells, digits, placements, eliminations).")] = "text",
     rate_budget: Annotated[int, typer.Option(
-        metavar="UNITS", min=0, help="The rater's effort; 0 = its default.")] = 0,
+        metavar="UNITS", min=0, max=MAX_RATE_BUDGET,
+        help="The rater's effort; 0 = its default.")] = 0,
 ) -> None:
     """A puzzle's solving path as a person takes it: each step's technique and Sudoku
     Explainer rating, then ER/EP/ED.

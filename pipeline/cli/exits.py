@@ -6,7 +6,8 @@
     2    a usage error or an unusable input (UsageError, InputError, OutputBusy,
          DefinitionMismatch, and click's own usage errors); --incremental: an input was
          refused, the others done (the Summary says so)
-    3    the run failed (RunFailed, InputChanged) or an internal error
+    3    the run failed (RunFailed, InputChanged), an object store failed, or an internal
+         error
     128+N  stopped by signal N (Stopped: 130 for Ctrl-C, 143 for SIGTERM)
 
 Every failure is one line on stderr, `pipeline: error: ...`, with the secrets of any URL in
@@ -34,7 +35,7 @@ from pipeline.errors import (
     UsageError,
 )
 from pipeline.execute import lifecycle
-from pipeline.io.storage import scrub
+from pipeline.io.storage import scrub, store_failure
 from pipeline.io.terminal import visible
 
 EXIT_CODES: dict[type[PipelineError], int] = {
@@ -99,6 +100,10 @@ def main() -> None:
         stopped(getattr(stop, "signum", signal.SIGINT))
     except Exception as exc:  # the last line of defence: one line, no traceback
         logging.getLogger("pipeline").debug("internal error", exc_info=True)
+        said = store_failure(exc)
+        if said is not None:  # not ours: an object store refused or did not answer
+            say(f"the object store failed: {said}")
+            sys.exit(3)
         typer.echo(scrub(f"pipeline: internal error: {type(exc).__name__}: {exc}"), err=True)
         code = 3
     sys.exit(code if isinstance(code, int) else 0)

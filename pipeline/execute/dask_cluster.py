@@ -365,15 +365,16 @@ class DaskExecutor(Executor):
 
     def _register(self, plugin: _RunPlugin) -> None:
         """Register the run's plugin: this waits for every current worker to run its setup
-        (the kernel's warm-up), but for at most `stall_timeout` seconds. A stopped worker
-        never answers; the scheduler keeps the plugin for it all the same, and `check`
-        removes the worker once it holds one of our tasks."""
+        (the kernel's warm-up), but for at most `stall_timeout` seconds (and at most
+        WORKER_TIMEOUT). A stopped worker never answers; the scheduler keeps the plugin for
+        it all the same, and `check` removes the worker once it holds one of our tasks."""
+        wait = min(self.stall_timeout, WORKER_TIMEOUT)
         try:  # register_plugin itself has no timeout
             self._client.sync(self._client._register_worker_plugin, plugin, self._plugin,
-                              False, callback_timeout=self.stall_timeout)
+                              False, callback_timeout=wait)
         except TimeoutError:
             log.info("dask: not every worker had warmed up after %.0f s; the run goes on",
-                     self.stall_timeout)
+                     wait)
         except Exception as exc:
             self._check_installed(exc)
             raise

@@ -80,7 +80,14 @@ def resolve(patterns: list[str]) -> list[str]:
         elif _url_glob(pattern):
             loc = Location(pattern)
             proto = pattern.split("://", 1)[0]
-            matches = sorted(p for p, info in loc.fs.glob(loc.path, detail=True).items()
+            try:
+                listed = loc.fs.glob(loc.path, detail=True)
+            except Exception as exc:
+                said = storage.store_failure(exc)
+                if said is None:
+                    raise
+                raise InputError(f"{loc.shown}: cannot be listed ({said})") from None
+            matches = sorted(p for p, info in listed.items()
                              if info.get("type") != "directory")
             if not matches:
                 raise InputError(f"{loc.shown}: no file matches")
@@ -143,6 +150,17 @@ def stem(path: str) -> str:
 def open_input(given: str, index: int, puzzle_column: str | None,
                solution_column: str | None, reserved: tuple[str, ...], stdin=None) -> Input:
     """An input checked and its shape decided; InputError when it cannot be used."""
+    try:
+        return _open_input(given, index, puzzle_column, solution_column, reserved, stdin)
+    except Exception as exc:
+        said = storage.store_failure(exc)
+        if said is None:
+            raise
+        raise InputError(f"{storage.redact(given)}: cannot be read ({said})") from None
+
+
+def _open_input(given: str, index: int, puzzle_column: str | None,
+                solution_column: str | None, reserved: tuple[str, ...], stdin=None) -> Input:
     if given == "-":
         loc = Location("-")
         head = _read_upto(stdin, shape_mod.SNIFF_BYTES)

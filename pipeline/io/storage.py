@@ -87,6 +87,20 @@ def http_reason(exc: BaseException) -> str:
     return text
 
 
+# The client libraries of the object stores, whose failures (no credentials, an endpoint
+# that does not answer, access denied) are not OSErrors.
+_STORE_LIBRARIES = frozenset({"botocore", "aiobotocore", "boto3", "s3fs", "gcsfs", "google",
+                              "aiohttp", "adlfs", "azure"})
+
+
+def store_failure(exc: BaseException) -> str | None:
+    """An object store client's failure in words (`NoCredentialsError: Unable to locate
+    credentials`), or None for an exception of another library."""
+    if type(exc).__module__.split(".")[0] not in _STORE_LIBRARIES:
+        return None
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
 def why(exc: OSError) -> str:
     """An OSError's words without its errno number and path."""
     if exc.errno == errno.EROFS:

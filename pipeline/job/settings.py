@@ -23,6 +23,8 @@ from pipeline.sudoku.status import parse_statuses
 EXECUTORS = ("local", "dask")
 COMPRESSIONS = ("auto", "zstd", "none")  # of the parts' grid columns (schema.write_options)
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+MAX_CHUNK_SIZE = 10_000_000  # rows a range may hold: a range's arrays are sized by it
+MAX_RATE_BUDGET = 10**15  # effort units: a day of one core's rating is far less
 
 
 # What a run is asked to do once, not a default a config file may set.
@@ -61,8 +63,9 @@ class Settings:
         self.fail_on = parse_statuses(self.fail_on, "--fail-on")
         if self.workers < 0:
             raise UsageError(f"workers must be 0 (one per core) or more, not {self.workers}")
-        if self.chunk_size < 1:
-            raise UsageError(f"chunk size must be at least 1, not {self.chunk_size}")
+        if not 1 <= self.chunk_size <= MAX_CHUNK_SIZE:
+            raise UsageError(f"chunk size must be 1 to {MAX_CHUNK_SIZE:,} rows, not "
+                             f"{self.chunk_size}")
         if not self.stall_timeout > 0:
             raise UsageError(f"stall timeout must be more than 0 seconds, not "
                              f"{self.stall_timeout}")
@@ -71,9 +74,9 @@ class Settings:
                              "with --first-solution")
         if self.trace and not self.rate:
             raise UsageError("--trace writes the rating's steps: it needs --rate")
-        if self.rate_budget < 0:
-            raise UsageError(f"rate budget must be 0 (the rater's default) or more, not "
-                             f"{self.rate_budget}")
+        if not 0 <= self.rate_budget <= MAX_RATE_BUDGET:
+            raise UsageError(f"rate budget must be 0 (the rater's default) to "
+                             f"{MAX_RATE_BUDGET:,} units, not {self.rate_budget}")
         if self.limit < 0:
             raise UsageError(f"limit must be 0 (every row) or more, not {self.limit}")
         if self.executor not in EXECUTORS:
@@ -133,7 +136,12 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
         raise UsageError(f"config file {path}: not found") from None
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"config file {path}: {exc}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"config file {path}: not UTF-8 text (TOML is)") from None
     table = data.get("run", data)
+    if not isinstance(table, dict):
+        raise UsageError(f"config file {path}: run = {table!r}: [run] is a table of "
+                         f"settings")
     unknown = sorted(set(table) - set(NAMES))
     if unknown:
         raise UsageError(f"config file {path}: unknown setting(s): {', '.join(unknown)}")

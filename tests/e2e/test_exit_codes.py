@@ -11,6 +11,7 @@ import gzip
 import json
 import os
 import signal
+import socket
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,44 @@ def test_usage_and_input_errors_exit_2_with_one_line(run_cli, tmp_path):
         _one_line_failure(res, 2, tmp_path / "out", needle)
     assert not (tmp_path / "out" / "_SUCCESS").exists()
     assert good.exists()
+
+
+def test_odd_config_files_and_values_out_of_range_exit_2_with_one_line(run_cli, tmp_path):
+    """What was an 'internal error' (exit 3): a config file that is not UTF-8, a `run` that
+    is not a table, a chunk size or rate budget past what a range or the rater can hold."""
+    write_input(tmp_path / "good.txt", PUZZLE + "\n")
+    (tmp_path / "utf16.toml").write_bytes(b"\xff\xfe" + "workers = 1\n".encode("utf-16-le"))
+    (tmp_path / "scalar.toml").write_text("run = 5\n")
+    cases = [
+        (("-c", "utf16.toml"), "not UTF-8"),
+        (("-c", "scalar.toml"), "[run] is a table"),
+        (("--chunk-size", "1000000000000"), "chunk-size"),
+        (("--chunk-size", "99999999999999999999999"), "chunk-size"),
+        (("--rate", "--rate-budget", "9223372036854775808"), "rate-budget"),
+    ]
+    for args, needle in cases:
+        _one_line_failure(run_cli("run", "-i", "good.txt", "-o", "out", *args), 2,
+                          tmp_path / "out", needle)
+    res = run_cli("run", "-i", "good.txt", "-o", "out", env={"PIPELINE_CHUNK_SIZE": "1000000000000"})
+    _one_line_failure(res, 2, tmp_path / "out", "chunk")
+
+
+def test_an_object_store_that_fails_is_named_not_an_internal_error(run_process, tmp_path):
+    """No credentials, or an endpoint that does not answer: the store's own words, on the
+    input's one line, exit 2 (an input that cannot be used), never 'internal error'."""
+    no_store = {"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "",
+                "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"),
+                "AWS_CONFIG_FILE": str(tmp_path / "none"), "AWS_EC2_METADATA_DISABLED": "true",
+                "AWS_MAX_ATTEMPTS": "1"}
+    res = run_process("run", "-i", "s3://bucket/x.csv", "-o", "out", env=no_store)
+    _one_line_failure(res, 2, None, "s3://bucket/x.csv: cannot be read (NoCredentialsError")
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    unreachable = {**no_store, "AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s",
+                   "AWS_ENDPOINT_URL": f"http://127.0.0.1:{closed}"}
+    res = run_process("run", "-i", "s3://bucket/x*.csv", "-o", "out", env=unreachable)
+    _one_line_failure(res, 2, None, "cannot be listed (EndpointConnectionError")
 
 
 def test_env_usage_error(run_cli, tmp_path):
