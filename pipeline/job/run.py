@@ -234,9 +234,13 @@ def _definition(inputs: list[Input], settings: Settings) -> dict:
         key = json.dumps(entry["layout"], sort_keys=True)
         entry["layout"] = layouts.setdefault(key, len(layouts))
         described.append(entry)
+    return {"inputs": described, "layouts": [json.loads(k) for k in layouts],
+            **options(settings)}
+
+
+def options(settings: Settings) -> dict:
+    """The settings that change what a run writes (a run's definition, with its inputs)."""
     return {
-        "inputs": described,
-        "layouts": [json.loads(k) for k in layouts],
         "puzzle_column": settings.puzzle_column,
         "solution_column": settings.solution_column,
         "limit": settings.solution_limit,

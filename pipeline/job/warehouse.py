@@ -1,14 +1,19 @@
 """Scheduled runs: `pipeline run --incremental` keeps a warehouse of finished runs.
 
 Each input file is solved into its own run folder, `WAREHOUSE/<stem>-<sha256[:12]>/`, and
-recorded in `WAREHOUSE/catalog.parquet` (file, hash, rows, counts per status, when). A file
-whose content hash is in the catalog is skipped; a file that changed has a new hash, so it is
-processed again as a new version. To stay quick when nothing is new, a file whose path, size
-and mtime (at a URL: size and ETag) match its catalog entry is not hashed again.
+recorded in `WAREHOUSE/catalog.parquet` (file, hash, rows, counts per status, when, and the
+options that change what a run writes: `run.options`, as JSON). A file whose content hash is
+in the catalog with the same options is skipped; a file that changed has a new hash, so it
+is processed again as a new version. To stay quick when nothing is new, a file whose path,
+size and mtime (at a URL: size and ETag) match its catalog entry is not hashed again. The
+same file with other options (`--canonical`, `--limit`, `--rate`, a puzzle column) is run
+again into its folder, replacing the run there and its catalog row. A catalog row from before
+`options` existed (null) matches any options, as it did.
 
 A file that cannot be used (InputError: binary, no puzzle column, vanished) is refused: it
-is recorded in the catalog with its reason and no run folder, skipped until it changes, and
-the others are done; the Summary's exit code then says some input was refused.
+is recorded in the catalog with its reason and no run folder, skipped until it changes or
+the options change (a refusal for `--puzzle-column nope` is that option's), and the others
+are done; the Summary's exit code then says some input was refused.
 
 Inputs and the warehouse may be local or at URLs, as for `run`; the catalog is written
 whole (one PUT on an object store). The warehouse lock keeps overlapping runs out: a flock
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import logging
 import os
 import time
@@ -26,12 +32,12 @@ from dataclasses import replace
 
 import polars as pl
 
-from pipeline.errors import InputError, UsageError
+from pipeline.errors import DefinitionMismatch, InputError, UsageError
 from pipeline.io import runfolder, timestamps
 from pipeline.io.inputs import outside, resolve, stem
 from pipeline.io.runfolder import RunFolder
 from pipeline.io.storage import CONDITIONAL_STORES, READ_STEP, Location, redact, why
-from pipeline.job.run import Hooks, Summary, run
+from pipeline.job.run import Hooks, Summary, options, run
 from pipeline.job.settings import Settings
 from pipeline.sudoku.status import STATUS_NAMES
 
@@ -43,6 +49,7 @@ CATALOG_SCHEMA = {
     "etag": pl.String, "run_dir": pl.String, "rows": pl.Int64,
     **dict.fromkeys(STATUS_NAMES, pl.Int64), "finished_at": pl.String,
     "reason": pl.String,  # why the file was refused (null for a file done)
+    "options": pl.String,  # run.options as JSON (null in a catalog written before it)
 }
 
 
@@ -86,13 +93,14 @@ def run_incremental(settings: Settings, warehouse: str | None,
     total = Summary(fail_on=settings.fail_on, output=root.shown)
     started = time.perf_counter()
     root.lock(f"pid {os.getpid()} (incremental) since {timestamps.local()}", store=True)
+    wanted = json.dumps(options(settings), sort_keys=True)
     try:
         catalog = read_catalog(root.loc.url)
-        known = set(catalog["sha256"].to_list())
         for path in paths:
             loc, source = Location(path), redact(path)
             seen = _identity(loc)
-            if seen is not None and _unchanged(catalog, source, seen):
+            mine = _ours(catalog, wanted)
+            if seen is not None and _unchanged(mine, source, seen):
                 total.skipped_files.append(source)
                 continue
             try:
@@ -100,14 +108,18 @@ def run_incremental(settings: Settings, warehouse: str | None,
             except InputError as exc:  # vanished since the glob, unreadable
                 total.refused_files[source] = exc.message
                 continue
-            if digest in known:
+            if mine.filter(pl.col("sha256") == digest).height:
                 total.skipped_files.append(source)
                 continue
             folder = root.child(f"{stem(path)}-{digest[:12]}")
-            entry = {"file": source, "sha256": digest, **(seen or {})}
+            entry = {"file": source, "sha256": digest, **(seen or {}), "options": wanted}
             try:
-                summary = run(replace(settings, inputs=[path], folder=folder.url,
-                                      overwrite=False), hooks)
+                once = replace(settings, inputs=[path], folder=folder.url, overwrite=False)
+                try:
+                    summary = run(once, hooks)
+                except DefinitionMismatch:  # the file's run with other options: replaced
+                    summary = run(replace(once, overwrite=True), hooks)
+                catalog = catalog.filter(pl.col("run_dir").ne_missing(folder.name))
             except InputError as exc:
                 _remove_if_empty(RunFolder(folder))
                 entry.update(reason=exc.message, finished_at=timestamps.utc())
@@ -120,7 +132,6 @@ def run_incremental(settings: Settings, warehouse: str | None,
                     total.counts[name] += n
                 total.rows += summary.rows
             catalog = pl.concat([catalog, pl.DataFrame([entry], schema=CATALOG_SCHEMA)])
-            known.add(digest)
             root.child(CATALOG).write_atomic(
                 lambda f, c=catalog: c.write_parquet(f, compression="zstd"))
     finally:
@@ -138,6 +149,11 @@ def _identity(loc: Location) -> dict | None:
         return loc.identity()
     except Exception:  # http, a store that does not say: the file is hashed
         return None
+
+
+def _ours(catalog: pl.DataFrame, wanted: str) -> pl.DataFrame:
+    """The catalog's rows made with these options (or before options were recorded)."""
+    return catalog.filter(pl.col("options").is_null() | (pl.col("options") == wanted))
 
 
 def _unchanged(catalog: pl.DataFrame, source: str, seen: dict) -> bool:

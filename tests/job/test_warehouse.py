@@ -281,10 +281,36 @@ def test_a_catalog_of_an_earlier_version_is_read_and_extended(tmp_path, run_cli)
     inbox = _inbox(tmp_path)
     assert _run(run_cli)[0].returncode == 0
     path = tmp_path / "warehouse" / "catalog.parquet"
-    pl.read_parquet(path).drop("etag", "reason").write_parquet(path)
+    pl.read_parquet(path).drop("etag", "reason", "options").write_parquet(path)
     (inbox / "c.txt").write_text(f"{LEET}\n")
     res, summary = _run(run_cli)
     assert res.returncode == 0, res.stderr
     assert summary["processed_files"] == ["inbox/c.txt"]
     catalog = pl.read_parquet(path)
     assert catalog.height == 3 and catalog["reason"].null_count() == 3
+
+
+def test_other_options_run_a_known_file_again_and_a_refusal_is_the_options(tmp_path,
+                                                                           run_cli):
+    """A file is known with the options it was run with: a refusal for a mistyped
+    --puzzle-column, or a --limit trial, never stands for the file's real run. Run again
+    with other options, a file's folder holds the new run and the catalog one row for it."""
+    _inbox(tmp_path)
+    res, summary = _run(run_cli, "--puzzle-column", "nope")
+    assert res.returncode == 2 and set(summary["refused_files"]) == {"inbox/a.txt",
+                                                                      "inbox/b.csv"}
+    res, summary = _run(run_cli, "--limit", "1")
+    assert res.returncode == 0, res.stderr
+    assert summary["rows"] == 2  # a row of each file
+    res, summary = _run(run_cli)
+    assert res.returncode == 0, res.stderr
+    assert sorted(summary["processed_files"]) == ["inbox/a.txt", "inbox/b.csv"]
+    assert summary["rows"] == 5
+    catalog = pl.read_parquet(tmp_path / "warehouse" / "catalog.parquet")
+    done = catalog.filter(pl.col("reason").is_null())
+    assert done.height == 2 and sorted(done["rows"].to_list()) == [2, 3]  # the limit's gone
+    assert catalog.filter(pl.col("reason").is_not_null()).height == 2  # --puzzle-column nope's
+    for entry in done.iter_rows(named=True):
+        assert read_results(tmp_path / "warehouse" / entry["run_dir"]).height == entry["rows"]
+    res, summary = _run(run_cli)
+    assert summary["rows"] == 0 and len(summary["skipped_files"]) == 2
