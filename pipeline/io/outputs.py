@@ -33,19 +33,19 @@ def format_of(output: str, option: str = "--output") -> str:
     raise UsageError(f"{option} {output}: unknown file type; use .parquet, .csv or .csv.gz")
 
 
-def check_output(output: str, run_dir=None, is_folder: bool = False) -> Location:
+def check_output(output: str, run_dir=None, is_folder: bool = False,
+                 allowed: frozenset[str] = frozenset()) -> Location:
     """The output's location; UsageError for a folder given as a file, a missing parent
-    folder, or a place inside the results of `run_dir` (it would become part of the run)."""
+    folder, or one of a run folder's own files or folders (`allowed` aside), or a place
+    inside them: it would become part of a run, or replace one (a part, its stats)."""
     loc = as_location(output)
     if not loc.local:
         return loc
     reclaim(loc.path if is_folder else os.path.dirname(loc.path) or ".")
-    run = as_location(run_dir) if run_dir is not None else None
-    if run is not None and run.local:
-        results = os.path.realpath(os.path.join(run.path, runfolder.RESULTS))
-        real = os.path.realpath(loc.path)
-        if real == results or real.startswith(results + os.sep):
-            raise UsageError(f"--output {output}: inside the run's {runfolder.RESULTS}/ folder")
+    _not_a_runs_own(output, os.path.realpath(loc.path), allowed)
+    if run_dir is not None and (run := as_location(run_dir)).local and is_folder \
+            and os.path.realpath(loc.path) == os.path.realpath(run.path):
+        raise UsageError(f"--output {output}: the run folder itself")
     if is_folder:
         if os.path.exists(loc.path) and not os.path.isdir(loc.path):
             raise UsageError(f"--output {output}: is a file, not a folder")
@@ -56,6 +56,24 @@ def check_output(output: str, run_dir=None, is_folder: bool = False) -> Location
     if not os.path.isdir(parent):
         raise UsageError(f"--output {output}: folder {parent} does not exist")
     return loc
+
+
+def _not_a_runs_own(output: str, real: str, allowed: frozenset[str]) -> None:
+    """UsageError when `real` is a run folder's own entry (results/, stats.parquet, ...)
+    or lies inside one, or is a run folder itself; a run folder is one with a manifest."""
+    path = real
+    while True:
+        parent = os.path.dirname(path)
+        if parent == path:
+            return
+        if os.path.exists(os.path.join(parent, runfolder.MANIFEST)):
+            name = os.path.basename(path)
+            if name in runfolder.OURS and name not in allowed:
+                raise UsageError(f"--output {output}: {'inside ' if path != real else ''}"
+                                 f"the run's {name} ({parent}): a tool never writes there")
+        if path == real and os.path.exists(os.path.join(path, runfolder.MANIFEST)):
+            raise UsageError(f"--output {output}: a run folder")
+        path = parent
 
 
 # Spreadsheets read a cell that starts with one of these as a formula (OWASP, "CSV

@@ -22,6 +22,7 @@ import polars as pl
 
 from pipeline.errors import InputError
 from pipeline.io import runfolder, timestamps
+from pipeline.io.outputs import check_output
 from pipeline.io.storage import Location
 from pipeline.io.terminal import visible
 from pipeline.sudoku.grade import GRADES
@@ -544,7 +545,8 @@ def main(folder: str, html_out: str | None = None, no_html: bool = False,
     data = load(folder)
     path = None
     if not no_html:
-        loc = Location(html_out) if html_out else Location(str(folder)).child(REPORT)
+        loc = (check_output(html_out, allowed=frozenset({REPORT})) if html_out
+               else Location(str(folder)).child(REPORT))
         loc.write_atomic(render_html(data).encode("utf-8"))
         path = loc.shown
     if not quiet:

@@ -236,3 +236,24 @@ def test_an_unsolvable_row_says_why_in_the_results(run_cli, tmp_path):
     row = read_results(tmp_path / "out").row(0, named=True)
     assert row["status"] == "unsolvable"
     assert row["reason"] == "no digit fits the square at grid row 1, column 9"
+
+
+def test_no_tool_writes_over_a_run_folders_own_files(run_cli, tmp_path):
+    """A tool's --output (or --html) naming a part, the stats, or a place inside results/ of
+    a run is a usage error, and the run's files stay as they were (report's own file,
+    DIR/report.html, it may write)."""
+    write_input(tmp_path / "p.txt", f"{PUZZLE}\n{LEET}\n{PUZZLE}\n")
+    assert run_cli("run", "-i", "p.txt", "-o", "run", "--canonical").returncode == 0
+    part = "run/results/part-00000.parquet"
+    before = {p: (tmp_path / p).read_bytes() for p in (part, "run/stats.parquet")}
+    for target in (part, "run/stats.parquet", "run/results/x.csv", "run/logs/y.csv"):
+        for args in (("report", "run", "--html", target), ("overlap", "p.txt", "p.txt", "-o", target),
+                     ("generate", "--count", "1", "--seed", "1", "-o", target),
+                     ("dedup", "run", "-o", target), ("augment", "run", "-k", "1", "-o", target)):
+            res = run_cli(*args)
+            assert res.returncode == 2 and "the run's" in res.stderr, (args, res.stderr)
+    assert {p: (tmp_path / p).read_bytes() for p in before} == before
+    res = run_cli("split", "run", "--fractions", "0.5,0.5", "-o", "run")
+    assert res.returncode == 2 and "a run folder" in res.stderr, res.stderr
+    assert run_cli("report", "run", "--html", "run/report.html").returncode == 0
+    assert run_cli("show", "run").returncode == 0
