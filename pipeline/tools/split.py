@@ -149,9 +149,23 @@ def parse_names(names, count: int) -> list[str]:
 
 
 def _cuts(counts: np.ndarray, fractions: list[float]) -> np.ndarray:
-    """(strata, splits-1) rank bounds: round(n_s * cumulative fraction)."""
-    cum = np.cumsum(fractions)[:-1]
-    return np.floor(counts[:, None] * cum[None, :] + 0.5).astype(np.int64)
+    """(strata, splits-1) rank bounds. Each stratum's classes are shared out by the
+    fractions, rounded down, and the classes left over go to the splits furthest behind
+    their share, counting what earlier strata's rounding gave or took: each stratum within
+    one class of its share, and the splits' sizes right in all (each stratum rounded alone
+    sent every class of a stratum of one or two to the first split, none to the last)."""
+    f = np.asarray(fractions, np.float64)
+    cuts = np.zeros((len(counts), len(f) - 1), np.int64)
+    behind = np.zeros(len(f))  # each split's share so far less what it was given
+    for s, n in enumerate(counts):
+        share = n * f
+        k = np.floor(share).astype(np.int64)
+        extra = int(n - k.sum())
+        if extra > 0:
+            k[np.argsort(-(share - k + behind), kind="stable")[:extra]] += 1
+        behind += share - k
+        cuts[s] = np.cumsum(k)[:-1]
+    return cuts
 
 
 def _match(cls: np.ndarray, rows: np.ndarray, seed: int) -> np.ndarray:
@@ -258,9 +272,22 @@ def split(run_dir, fractions, names=None, seed: int = 0, output_dir: str = ".",
                            [strata.label(i) for i in range(len(per_stratum))], classes, rows,
                            int(buckets.formless.sum()), [loc.name for loc in outs.locs])
     summary.seconds = time.perf_counter() - started
+    stale = _files_of_earlier_split(outdir) - set(summary.files)
     info = {**summary.as_dict(), "run_id": run.manifest.get("run_id"), "format": fmt}
     outdir.child("split.json").write_atomic((json.dumps(info, indent=2) + "\n").encode())
+    for name in sorted(stale):  # an earlier split's file, which `overlap OUTDIR` won't see
+        outdir.child(name).remove()
     return summary
+
+
+def _files_of_earlier_split(outdir) -> set[str]:
+    """The files an earlier split into this folder wrote (its split.json says), if any."""
+    try:
+        files = json.loads(outdir.child("split.json").read_bytes()).get("files", {})
+    except (OSError, ValueError, AttributeError):
+        return set()
+    return {f for f in files.values() if isinstance(f, str) and "/" not in f and f} \
+        if isinstance(files, dict) else set()
 
 
 def schema_of(run: Run):

@@ -10,7 +10,7 @@ import json
 
 import polars as pl
 import pytest
-from conftest import MALFORMED
+from conftest import MALFORMED, REPO
 from helpers import first_occurrences
 
 from pipeline.cli.exits import exit_code
@@ -155,3 +155,30 @@ def test_default_names_are_the_ones_the_help_gives(planted, tmp_path, fractions)
     assert res.returncode == 0, res.stderr
     assert sorted(p.stem for p in out.glob("*.parquet")) == sorted(expected)
     assert list(json.loads((out / "split.json").read_text())["files"]) == expected
+
+
+def test_a_split_into_a_folder_of_an_earlier_one_leaves_none_of_its_files(planted, tmp_path):
+    """Each file an earlier split wrote there (its split.json says) and this one did not
+    goes: a stale val.parquet would hold classes of the new train, unseen by overlap DIR."""
+    out = tmp_path / "s"
+    split.split(planted["run"], "0.8,0.1,0.1", None, 7, str(out))
+    split.split(planted["run"], "0.5,0.5", None, 3, str(out), fmt="csv")
+    (out / "notes.txt").write_text("mine")  # not a split's: kept
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "split.json", "test.csv",
+                                                     "train.csv"]
+
+
+@pytest.mark.parametrize("fractions", ["0.8,0.2", "0.8,0.1,0.1"])
+def test_strata_of_one_class_each_still_fill_every_split(run_cli, tmp_path, fractions):
+    """--stratify on a column with a value a row: every stratum one class. Each split
+    still gets its share of the classes in all, within one (each stratum rounded alone,
+    all went to the first split)."""
+    lines = (REPO / "data" / "sample.csv").read_text().splitlines()[:301]
+    (tmp_path / "p.csv").write_text("\n".join(lines) + "\n")
+    assert run_cli("run", "-i", "p.csv", "-o", "run", "--canonical").returncode == 0
+    summary = split.split(tmp_path / "run", fractions, None, 7, str(tmp_path / "s"),
+                          stratify="row")
+    got = summary.classes.sum(axis=1)
+    assert (summary.classes.sum(axis=0) <= 1).all()  # a class a stratum at most
+    want = [float(f) * got.sum() for f in fractions.split(",")]
+    assert all(abs(g - w) <= 1 for g, w in zip(got, want, strict=True)), (got, want)
