@@ -358,7 +358,7 @@ def validate(
         "--all", help="A line for every row, valid or not.")] = False,
     json_out: Annotated[bool, typer.Option(
         "--json", help="One JSON object on stdout: counts, causes, invalid rows (all rows "
-        "with --all).")] = False,
+        "with --all); with --traces: rows, steps and faults.")] = False,
     complete: Annotated[bool, typer.Option(
         "--complete", help="Boards must be complete grids (no blanks).")] = False,
     puzzle_column: Annotated[str | None, typer.Option(
@@ -373,12 +373,17 @@ def validate(
     row, column or box repeats a digit; a solution must be complete, valid and keep the
     givens. Prints 'row N: reason' per invalid row (rows count from 0, as in `pipeline run`
     results) and a summary on stderr. Exit 0 all valid, 1 some not, 2 unusable file."""
-    if (file is None) == (traces is None):
+    if file is None and traces is None:
+        raise UsageError("give a FILE to check, or --traces DIR")
+    if file is not None and traces is not None:
         raise UsageError("give a FILE to check, or --traces DIR, not both")
     if traces is not None:
         from pipeline.tools import traces as traces_mod
 
-        raise typer.Exit(traces_mod.main(traces, quiet))
+        if all_rows or complete or puzzle_column or solution_column:
+            raise UsageError("--traces DIR replays a run's traces: --all, --complete and "
+                             "the column options are for a FILE")
+        raise typer.Exit(traces_mod.main(traces, quiet, json_out))
     from pipeline.tools import validate as validate_mod
 
     raise typer.Exit(validate_mod.main(file, complete, all_rows, json_out, puzzle_column,

@@ -16,7 +16,8 @@ from pipeline.io.ranges import Range
 from pipeline.io.runfolder import RunFolder
 from pipeline.job.settings import Settings
 from pipeline.job.summary import Summary
-from pipeline.job.tally import Tally, ser_figures
+from pipeline.job.tally import Tally
+from pipeline.sudoku.grade import ser_figures
 from pipeline.sudoku.status import NULL, STATUS_NAMES
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pipeline.sudoku.grade import SER_BAND_NAMES, SER_BANDS
+from pipeline.sudoku.grade import histogram_quantile
 from pipeline.sudoku.status import NULL, STATUS_NAMES
 
 _BINS_PER_DECADE = 200  # 10 ** (1 / 200): bins about 1.2% wide, midpoints within 0.6%
@@ -104,7 +104,7 @@ class Tally:
         values = np.arange(len(self.guesses))
         return {
             "guesses_mean": float((values * self.guesses).sum() / n),
-            "guesses_p99": float(_quantile(self.guesses, values, 0.99)),
+            "guesses_p99": float(histogram_quantile(self.guesses, values, 0.99)),
             "guesses_max": int(np.flatnonzero(self.guesses)[-1]),
         }
 
@@ -117,30 +117,8 @@ class Tally:
         mids = np.sqrt(np.concatenate([[_EDGES[0]], _EDGES])
                        * np.concatenate([_EDGES, [_EDGES[-1]]]))
         hist = self.solve_us
-        out = {name: float(_quantile(hist, mids, q))
+        out = {name: float(histogram_quantile(hist, mids, q))
                for name, q in zip(names, (0.5, 0.9, 0.99), strict=True)}
         out["solve_us_max"] = self.solve_us_max
         return out
 
-
-def ser_figures(ser: np.ndarray) -> dict[str, float | int | None]:
-    """SER percentiles, the rows rated, and the rows per band, of a tenths histogram."""
-    n = int(ser.sum())
-    names = ("ser_p50", "ser_p90", "ser_p99", "ser_max")
-    out: dict[str, float | int | None] = {"ser_rated": n}
-    if n == 0:
-        out.update(dict.fromkeys(names))
-    else:
-        values = np.arange(len(ser)) / 10.0
-        out.update({name: float(_quantile(ser, values, q))
-                    for name, q in zip(names[:3], (0.5, 0.9, 0.99), strict=True)})
-        out["ser_max"] = float(np.flatnonzero(ser)[-1] / 10.0)
-    for (low, high), name in zip(SER_BANDS, SER_BAND_NAMES, strict=True):
-        out[name] = int(ser[low:high].sum())
-    return out
-
-
-def _quantile(hist: np.ndarray, values: np.ndarray, q: float) -> float:
-    """The q-quantile (lower) of a histogram: the value where the count first reaches q*n."""
-    cum = np.cumsum(hist)
-    return values[int(np.searchsorted(cum, q * cum[-1]))]

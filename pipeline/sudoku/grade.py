@@ -40,6 +40,30 @@ def ser_band_name(low: int, high: int) -> str:
 SER_BAND_NAMES = tuple(ser_band_name(lo, hi) for lo, hi in SER_BANDS)
 
 
+def histogram_quantile(hist: np.ndarray, values: np.ndarray, q: float) -> float:
+    """The q-quantile (lower) of a histogram: the value where the count first reaches q*n."""
+    cum = np.cumsum(hist)
+    return values[int(np.searchsorted(cum, q * cum[-1]))]
+
+
+def ser_figures(ser: np.ndarray) -> dict[str, float | int | None]:
+    """SER percentiles, the rows rated, and the rows per band, of a tenths histogram (the
+    stats' figures, and the report's)."""
+    n = int(ser.sum())
+    names = ("ser_p50", "ser_p90", "ser_p99", "ser_max")
+    out: dict[str, float | int | None] = {"ser_rated": n}
+    if n == 0:
+        out.update(dict.fromkeys(names))
+    else:
+        values = np.arange(len(ser)) / 10.0
+        out.update({name: float(histogram_quantile(ser, values, q))
+                    for name, q in zip(names[:3], (0.5, 0.9, 0.99), strict=True)})
+        out["ser_max"] = float(np.flatnonzero(ser)[-1] / 10.0)
+    for (low, high), name in zip(SER_BANDS, SER_BAND_NAMES, strict=True):
+        out[name] = int(ser[low:high].sum())
+    return out
+
+
 OPEN_END = 10**6  # the high end of a band `9+`, in tenths
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from pipeline.errors import InputError
@@ -25,7 +26,7 @@ from pipeline.io import runfolder, timestamps
 from pipeline.io.outputs import check_output
 from pipeline.io.storage import Location
 from pipeline.io.terminal import visible
-from pipeline.sudoku.grade import GRADES
+from pipeline.sudoku.grade import GRADES, ser_figures
 from pipeline.sudoku.status import STATUS_NAMES
 from pipeline.tools.charts import (
     bar_chart,
@@ -86,6 +87,7 @@ class RunData:
     techniques: list[tuple[str, int]] = field(default_factory=list)
     unrated: int = 0
     rated_run: bool = False
+    ser_figures: dict = field(default_factory=dict)  # grade.ser_figures of the rated rows
 
 
 TIME_BINS_PER_DECADE = 4
@@ -185,6 +187,10 @@ def _aggregate(data: RunData, run: runfolder.Run) -> None:
         data.rated_run = True
         rated = frame.filter(pl.col("ser").is_not_null())
         data.unrated = int((frame["status"] == "solved").sum()) - rated.height
+        # from the rows, as the stats make them (an unfinished run has no stats yet)
+        tenths = (rated["ser"] * 10).round().cast(pl.Int64).to_numpy()
+        data.ser_figures = ser_figures(np.bincount(tenths, minlength=1) if len(tenths)
+                                       else np.zeros(1, np.int64))
         half = (pl.col("ser") * 2 + 1e-6).floor().cast(pl.Int64)
         data.ser_bins = sorted(rated.group_by(half.alias("b")).len().iter_rows())
         whole = (pl.col("ser") + 1e-6).floor().cast(pl.Int64).alias("x")
@@ -514,7 +520,7 @@ def print_terminal(data: RunData, html_path: str | None, console=None) -> None:
         console.print(f"solve time per puzzle: p50 {u['p50']:.1f} µs, p99 {u['p99']:.1f} µs, "
                       f"max {u['max']:,.0f} µs")
     if data.ser_bins:
-        st = data.stats
+        st = data.ser_figures
         line = "SER: " + ", ".join(f"{k} {st[f'ser_{k}']:.1f}" for k in ("p50", "p90", "max")
                                    if st.get(f"ser_{k}") is not None)
         top = ", ".join(f"{t} {n:,}" for t, n in data.techniques[:3])

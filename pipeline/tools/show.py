@@ -40,6 +40,7 @@ def main(folder: str, statuses: list[str], limit: int = 20, fmt: str = "table",
         columns += ["ser", "ser_technique"]
     if sort in ("guesses", "solve_us"):
         columns.append(sort)
+    limit = min(limit, 1 << 48)  # a limit past every row is no limit (polars takes 64 bits)
     keep = pl.col("status").is_in(statuses)
     if ser is not None:
         keep &= (pl.col("ser") * 10).round().is_between(ser[0], ser[1])
@@ -51,9 +52,9 @@ def main(folder: str, statuses: list[str], limit: int = 20, fmt: str = "table",
             if sort != "input" and limit:
                 got = got.top_k(limit, by=sort)
             chosen.append(got)
-    if not chosen:
-        return 0
-    matched = pl.concat(chosen, how="vertical_relaxed")
+    # (no part at all, an empty or unfinished run: no rows, said as for a run without them)
+    matched = (pl.concat(chosen, how="vertical_relaxed") if chosen
+               else pl.DataFrame(schema=dict.fromkeys(columns, pl.String)))
     matched = (matched.sort("source", "row") if sort == "input"
                else matched.sort(sort, "source", "row", descending=[True, False, False],
                                  nulls_last=True))

@@ -89,16 +89,23 @@ def check_run(run_dir: str) -> Verdict:
     return verdict
 
 
-def main(run_dir: str, quiet: bool = False) -> int:
-    """Print each fault (`source row N: why`) and a summary on stderr; 1 when any."""
+def main(run_dir: str, quiet: bool = False, as_json: bool = False) -> int:
+    """Print each fault (`source row N: why`) and a summary on stderr, or (`as_json`) one
+    JSON object on stdout; 1 when any fault."""
+    import json
     import sys
 
     from pipeline.io.terminal import visible
 
     verdict = check_run(run_dir)
-    if not quiet:
+    code = 1 if verdict.faults else 0
+    if as_json:
+        print(json.dumps({"run": run_dir, "rows": verdict.rows, "steps": verdict.steps,
+                          "faults": [{"source": s, "row": r, "why": w}
+                                     for s, r, w in verdict.faults], "exit_code": code}))
+    elif not quiet:
         for source, row, why in verdict.faults:
             print(visible(f"{source} row {row}: {why}"))
         print(f"traces: {verdict.rows:,} rated rows replayed ({verdict.steps:,} steps), "
               f"{len(verdict.faults):,} faults", file=sys.stderr)
-    return 1 if verdict.faults else 0
+    return code

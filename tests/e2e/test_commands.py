@@ -79,6 +79,17 @@ def test_show_the_rows_of_a_status(run_cli, tmp_path):
     assert run_cli("show", "nowhere").returncode == 2
 
 
+def test_show_on_a_run_without_rows_says_so(run_cli, tmp_path):
+    """An empty input's run has no part with rows: show says there is no such row, and its
+    CSV is the header alone (it printed nothing at all)."""
+    (tmp_path / "empty.txt").write_text("")
+    assert run_cli("run", "-i", "empty.txt", "-o", "out").returncode == 0
+    res = run_cli("show", "out")
+    assert res.returncode == 0 and res.stdout.startswith("no row of out is"), res.stdout
+    res = run_cli("show", "out", "--format", "csv", "--limit", "99999999999999999999")
+    assert res.returncode == 0 and res.stdout == "source,row,status,reason,puzzle\n"
+
+
 def test_generate_to_stdout(run_cli, tmp_path):
     res = run_cli("generate", "-n", "3", "--seed", "4", "-o", "-", "-q")
     assert res.returncode == 0

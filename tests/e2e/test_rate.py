@@ -203,10 +203,19 @@ def test_solve_rate_prints_er_ep_ed(run_cli):
     assert technique[0].strip() == rate.TECHNIQUES[got.technique[0]]
 
 
-def test_the_report_shows_ser_against_guesses(rated_dir, run_cli):
+def test_the_report_shows_ser_against_guesses(rated_dir, run_cli, tmp_path):
     res = run_cli("report", "out", cwd=rated_dir)
     assert res.returncode == 0, res.stderr
     assert "SER: p50" in res.stdout
+    # An unfinished run (no stats yet): the same figures, from its rows.
+    copy = tmp_path / "unfinished"
+    shutil.copytree(rated_dir / "out", copy)
+    (copy / "_SUCCESS").unlink()
+    (copy / "stats.parquet").unlink()
+    line = next(ln for ln in res.stdout.splitlines() if ln.startswith("SER: "))
+    again = run_cli("report", str(copy), "--no-html")
+    assert again.returncode == 0, again.stderr
+    assert line in again.stdout.splitlines()
     html = (rated_dir / "out" / "report.html").read_text()
     for section in ('id="ser"', 'id="ser-guesses"', 'id="chart-techniques"'):
         assert section in html
@@ -273,6 +282,11 @@ def test_validate_traces_judges_a_run_and_finds_a_tampered_step(traced_dir, run_
     res = run_cli("validate", "--traces", str(copy))
     assert res.returncode == 1
     assert res.stdout.startswith(f"{first['source']} row {first['row']}: ")
+    res = run_cli("validate", "--traces", str(copy), "--json")
+    got = json.loads(res.stdout)
+    assert res.returncode == got["exit_code"] == 1 and got["rows"] > 0
+    assert [(f["source"], f["row"]) for f in got["faults"]] == [(first["source"],
+                                                                 first["row"])]
 
 
 def test_a_result_part_whose_trace_is_lost_is_made_again(traced_dir, tmp_path):
