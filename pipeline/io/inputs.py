@@ -199,8 +199,15 @@ def _open_input(given: str, index: int, puzzle_column: str | None,
 
 
 def detect_spilled(inp: Input) -> None:
-    """Decide the shape of an input read once, on its copy's first bytes."""
+    """Decide the shape of an input read once, on its copy's first bytes (a Parquet file's
+    by its schema, as a file's)."""
     head = inp.location.read_at(0, shape_mod.SNIFF_BYTES)
+    from pipeline.io import parquet
+
+    if head.startswith(parquet.MAGIC):
+        inp.shape = parquet.detect(inp.location, inp.source, *_columns(inp))
+        inp.head = b""
+        return
     inp.shape = shape_mod.detect(head, inp.source, len(head) < shape_mod.SNIFF_BYTES,
                                    *_columns(inp))
     inp.head = head
@@ -276,10 +283,13 @@ def _columns(inp: Input) -> tuple:
     return inp.columns + (schema.OURS,)
 
 
-def spill(source, dest: Location, gzipped: bool, name: str, rows: int = 0,
+def spill(source, dest: Location, gzipped: bool | None, name: str, rows: int = 0,
           shape: Shape | None = None) -> int:
-    """Copy a stream (decompressing gzip) into `dest`, whole or, with `rows`, up to the end of
-    its rows-th row (by `shape`'s rules); the copy's size. Runs where the bytes are."""
+    """Copy a stream (decompressing gzip; `gzipped` None: if it starts as gzip does) into
+    `dest`, whole or, with `rows`, up to the end of its rows-th row (by `shape`'s rules);
+    the copy's size. Runs where the bytes are."""
+    if gzipped is None:
+        gzipped, source = is_gzip_stream(source)
     src = _Reading(gzip.GzipFile(fileobj=source, mode="rb") if gzipped else source, name)
 
     def copy(f) -> None:  # a failed write is the store's: write_atomic says so, naming it
@@ -317,10 +327,13 @@ def spill_stream(raw, dest: Location, inp: Input, rows: int = 0) -> None:
     shape = None
     if rows:  # the rows are counted by the shape of the stream's first bytes
         head = _read_upto(stream, shape_mod.SNIFF_BYTES)
-        shape = shape_mod.detect(head, inp.source, len(head) < shape_mod.SNIFF_BYTES,
-                                *_columns(inp))
+        from pipeline.io import parquet
+
+        if not head.startswith(parquet.MAGIC):  # (Parquet's rows: once it is whole)
+            shape = shape_mod.detect(head, inp.source, len(head) < shape_mod.SNIFF_BYTES,
+                                    *_columns(inp))
         stream = Replay(head, stream)
-    spill(stream, dest, False, inp.source, rows, shape)
+    spill(stream, dest, False, inp.source, rows if shape is not None else 0, shape)
 
 
 def _copy_rows(src, f, rows: int, shape: Shape) -> None:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pipeline import testhooks
 from pipeline.errors import DefinitionMismatch, InputError, Interrupted, Stopped, UsageError
 from pipeline.execute import lifecycle
-from pipeline.io import runfolder, schema, timestamps
+from pipeline.io import parquet, runfolder, schema, timestamps
 from pipeline.io.inputs import (
     Input,
     Replay,
@@ -213,15 +213,20 @@ def _spill(inputs: list[Input], run_folder: RunFolder, executor, rows: int) -> N
         elif inp.stream == "pipe":
             with open(inp.location.path, "rb") as stream:
                 spill_stream(stream, dest, inp, rows)
-        else:
-            tasks.append(Spill(inp.location, dest, inp.stream == "gzip", inp.source, rows,
-                               inp.shape if inp.stream != "http" else None))
+        else:  # (over http, gzip is known by the first bytes, as for stdin)
+            tasks.append(Spill(inp.location, dest,
+                               None if inp.stream == "http" else inp.stream == "gzip",
+                               inp.source, rows, inp.shape if inp.stream != "http" else None))
         inp.location = dest
     if tasks:
         schedule.run_all(executor, tasks)
     for inp in streams:
         if inp.stream in ("stdin", "pipe", "http"):  # decided on the copy's first bytes
             detect_spilled(inp)
+            if inp.parquet and rows:  # its first rows, now that it is a file
+                whole, inp.location = inp.location, spill_dir.child(f"rows-{inp.index:03d}")
+                parquet.copy_rows(whole, inp.location, rows)
+                whole.remove()
 
 
 def _definition(inputs: list[Input], settings: Settings) -> dict:

@@ -23,7 +23,7 @@ class Spill:
 
     source: Location
     dest: Location
-    gzipped: bool
+    gzipped: bool | None  # None: if it starts as gzip does (over http)
     name: str
     rows: int = 0
     shape: Shape | None = None

@@ -274,6 +274,21 @@ def test_parquet_input_gives_the_rows_of_its_csv(run_cli, tmp_path):
     assert res.returncode == 0 and "3,000 valid" in res.stderr
 
 
+@pytest.mark.parametrize("limit", [[], ["--limit", "7"]])
+def test_parquet_on_stdin_is_read_as_the_file_is(run_cli, tmp_path, limit):
+    """Parquet is known by its magic bytes on standard input too (it was 'not a text
+    file'); with --limit, its first rows."""
+    frame = pl.read_csv(SAMPLE_CSV, infer_schema=False).head(40)
+    frame.write_parquet(tmp_path / "s.parquet", row_group_size=16)
+    res = run_cli("run", "-i", "-", "-o", "piped", "-q", *limit,
+                  input=(tmp_path / "s.parquet").read_bytes())
+    assert res.returncode == 0, res.stderr
+    assert run_cli("run", "-i", "s.parquet", "-o", "file", "-q", *limit).returncode == 0
+    a = comparable(read_results(tmp_path / "piped")).drop("source")
+    b = comparable(read_results(tmp_path / "file")).drop("source")
+    assert a.height == (7 if limit else 40) and a.equals(b)
+
+
 # ---------------------------------------------------------------------------------------
 # Records, headers and columns: no row lost, doubled or mislabelled
 

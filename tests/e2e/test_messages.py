@@ -6,6 +6,7 @@ the terminal would obey; and what a tool writes for spreadsheets.
 
 from __future__ import annotations
 
+import gzip
 import http.server
 import json
 import os
@@ -53,6 +54,19 @@ def test_a_missing_http_input_is_a_missing_input(run_cli, tmp_path, www):
     assert res.returncode == 2, res.stderr
     assert "no such file" in res.stderr and len(res.stderr_lines) == 1
     assert not (tmp_path / "o").exists()  # a missing input leaves no folder behind
+
+
+def test_parquet_and_gzip_over_http_are_read_as_files_are(run_cli, tmp_path, www):
+    """Over http an input is copied before it is read: a Parquet one is still known by its
+    magic bytes, a gzip one is still decompressed (both were 'not a text file')."""
+    root, base = www
+    (root / "p.txt").write_text(f"{PUZZLE}\n{PUZZLE}\n")
+    (root / "p.txt.gz").write_bytes(gzip.compress((root / "p.txt").read_bytes()))
+    pl.DataFrame({"puzzle": [PUZZLE] * 3}).write_parquet(root / "p.parquet")
+    for name, rows in (("p.txt.gz", 2), ("p.parquet", 3)):
+        res = run_cli("run", "-i", f"{base}/{name}", "-o", name, "--json")
+        assert res.returncode == 0, res.stderr
+        assert json.loads(res.stdout)["counts"]["solved"] == rows
 
 
 @pytest.mark.parametrize("extra", [[], ["--incremental"], ["--limit", "5"]])
