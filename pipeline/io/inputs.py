@@ -322,18 +322,21 @@ class _Reading:
 def spill_stream(raw, dest: Location, inp: Input, rows: int = 0) -> None:
     """Copy a stream only this process can read (stdin, a local pipe) into `dest`,
     decompressed; with `rows`, only up to its rows-th row."""
-    gz, replay = is_gzip_stream(raw)
-    stream = gzip.GzipFile(fileobj=replay, mode="rb") if gz else replay
-    shape = None
-    if rows:  # the rows are counted by the shape of the stream's first bytes
-        head = _read_upto(stream, shape_mod.SNIFF_BYTES)
-        from pipeline.io import parquet
+    from pipeline.io import parquet
 
-        if not head.startswith(parquet.MAGIC):  # (Parquet's rows: once it is whole)
+    gz, replay = is_gzip_stream(raw)
+    stream = _Reading(gzip.GzipFile(fileobj=replay, mode="rb") if gz else replay, inp.source)
+    # Its first bytes judged before the rest is copied: a device of endless bytes
+    # (/dev/zero) is refused there, not read to its end that never comes.
+    head = _read_upto(stream, shape_mod.SNIFF_BYTES)
+    shape = None
+    if not head.startswith(parquet.MAGIC):  # (Parquet's rows: once it is whole)
+        shape_mod.refuse_binary(head, inp.source)
+        if rows:  # the rows are counted by the shape of the stream's first bytes
             shape = shape_mod.detect(head, inp.source, len(head) < shape_mod.SNIFF_BYTES,
-                                    *_columns(inp))
-        stream = Replay(head, stream)
-    spill(stream, dest, False, inp.source, rows if shape is not None else 0, shape)
+                                     *_columns(inp))
+    spill(Replay(head, stream), dest, False, inp.source, rows if shape is not None else 0,
+          shape)
 
 
 def _copy_rows(src, f, rows: int, shape: Shape) -> None:

@@ -80,14 +80,8 @@ def detect(head: bytes, name: str, at_end: bool, puzzle_column: str | None = Non
     `at_end`: the head is the whole file. `reserved`: our own column names, which a carried
     input column must not take.
     """
-    if b"\x00" in head:
-        at = head.index(b"\x00")
-        raise InputError(f"{name}: not a text file (NUL byte at offset {at})")
+    refuse_binary(head, name)
     start = len(BOM) if head.startswith(BOM) else 0
-    text_bytes = head[start:]
-    decoded = text_bytes.decode("utf-8", "replace")
-    if text_bytes and decoded.count("\ufffd") * 2 > len(text_bytes):
-        raise InputError(f"{name}: not a text file (most of its first bytes are not UTF-8)")
     plain = _records(head, start, at_end, quotes=False)
     content = [(s, t) for s, t in plain if t is not None and t.strip()]
     # '#' lines are comments before a CSV's header and anywhere in a text file: not votes.
@@ -126,6 +120,25 @@ def _most_common(values: list):
     for v in values:
         counts[v] = counts.get(v, 0) + 1
     return max(counts, key=counts.__getitem__)
+
+
+# Control bytes that text does not hold (tab, LF, CR aside): random bytes are a tenth them
+_CONTROL = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
+
+
+def refuse_binary(head: bytes, name: str) -> None:
+    """InputError for first bytes that are not text: control bytes (NUL, ...) past one in a
+    hundred (a stray one or two make malformed rows, wherever they are), or mostly not
+    UTF-8."""
+    control = len(head) - len(head.translate(None, _CONTROL))
+    if control and control * 100 >= len(head):
+        at = next(i for i, b in enumerate(head) if b in _CONTROL)
+        which = "NUL" if head[at] == 0 else f"{head[at]:#04x}"
+        raise InputError(f"{name}: not a text file (control bytes: {which} at offset {at})")
+    text_bytes = head[len(BOM):] if head.startswith(BOM) else head
+    decoded = text_bytes.decode("utf-8", "replace")
+    if text_bytes and decoded.count("\ufffd") * 2 > len(text_bytes):
+        raise InputError(f"{name}: not a text file (most of its first bytes are not UTF-8)")
 
 
 def _records(head: bytes, start: int, at_end: bool, quotes: bool) -> list[tuple[int, str]]:

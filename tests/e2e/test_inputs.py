@@ -12,6 +12,7 @@ import gzip
 import io
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -287,6 +288,32 @@ def test_parquet_on_stdin_is_read_as_the_file_is(run_cli, tmp_path, limit):
     a = comparable(read_results(tmp_path / "piped")).drop("source")
     b = comparable(read_results(tmp_path / "file")).drop("source")
     assert a.height == (7 if limit else 40) and a.equals(b)
+
+
+def test_a_stray_nul_is_a_malformed_row_wherever_it_is(run_cli, tmp_path):
+    """One NUL in a record near the top is that row's fault (as it is further down), not
+    the file's: a file is binary when its first bytes are full of control bytes."""
+    rows = SAMPLE_CSV.read_text().splitlines()[:2001]
+    rows[4] = rows[4][:45] + "\x00" + rows[4][46:]
+    (tmp_path / "nul.csv").write_text("\n".join(rows) + "\n")
+    res = run_cli("run", "-i", "nul.csv", "-o", "out", "--json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["counts"]["malformed"] == 1
+    bad = read_results(tmp_path / "out").filter(pl.col("status") == "malformed")
+    assert bad["row"].to_list() == [3] and "\\x00" in bad["reason"][0]
+
+
+def test_endless_or_random_bytes_are_refused_before_they_are_copied(tmp_path):
+    """An input read once is judged on its first bytes before the rest is copied: /dev/zero
+    (which never ends) and random bytes on stdin are refused at once, exit 2."""
+    res = subprocess.run([*pipeline_command(), "run", "-i", "/dev/zero", "-o", "z"],
+                         cwd=tmp_path, capture_output=True, text=True, env=clean_env(),
+                         timeout=60)
+    assert res.returncode == 2 and "not a text file" in res.stderr, res.stderr
+    noise = random.Random(3).randbytes(100_000)
+    res = subprocess.run([*pipeline_command(), "run", "-i", "-", "-o", "r"], input=noise,
+                         cwd=tmp_path, capture_output=True, env=clean_env(), timeout=60)
+    assert res.returncode == 2 and b"not a text file" in res.stderr, res.stderr
 
 
 # ---------------------------------------------------------------------------------------
