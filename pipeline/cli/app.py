@@ -396,7 +396,7 @@ def report(
                                           help="A run folder made by `pipeline run`.")],
     html: Annotated[str | None, typer.Option(
         "--html", metavar="FILE", help="Where to write the HTML report [default: "
-        "DIR/report.html].")] = None,
+        "DIR/report.html]; - writes it (alone) to standard output.")] = None,
     no_html: Annotated[bool, typer.Option(
         "--no-html", help="Only the table on the terminal.")] = False,
     quiet: Annotated[bool, typer.Option(

@@ -164,6 +164,7 @@ def _make_blocks(seed: int, first: int, blocks: int, target: int) -> tuple[np.nd
 
 
 SER_MOST = 90  # a band must reach below 9.0: harder minimal puzzles are too rare to make
+SER_LEAST = 10  # the easiest step (a last cell left in a house) rates 1.0
 
 
 def generate(count: int, clues: int | None = None, min_clues: int | None = None,
@@ -189,6 +190,20 @@ def generate(count: int, clues: int | None = None, min_clues: int | None = None,
                 raise UsageError(f"{name} {grade.ser_band_text(band)}: minimal puzzles rated "
                                  "9.0 or more are too rare to make here; ask for a band "
                                  "that reaches below 9.0")
+            if band is not None and band[1] < SER_LEAST:
+                raise UsageError(f"{name} {grade.ser_band_text(band)}: no step rates below "
+                                 f"{SER_LEAST / 10:.1f}")
+        # ED <= EP <= ER: a step is in the path up to the first placement, which is in the
+        # whole path; so a band must reach as high as the one of a wider span asks
+        names = ("--ser", "--ser-pearl", "--ser-diamond")
+        for wide in range(3):
+            for narrow in range(wide + 1, 3):
+                w, n = bands[wide], bands[narrow]
+                if w is not None and n is not None and w[1] < n[0]:
+                    raise UsageError(
+                        f"{names[narrow]} {grade.ser_band_text(n)} is above "
+                        f"{names[wide]} {grade.ser_band_text(w)}: no puzzle has them both "
+                        f"(ED <= EP <= ER)")
     target = clues if clues is not None else (min_clues if min_clues is not None else MIN_CLUES)
     want = grade.GRADES.index(grade_name) if grade_name is not None else None
     cap = max(ATTEMPT_FACTOR * count, ATTEMPT_FLOOR)

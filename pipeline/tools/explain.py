@@ -113,11 +113,11 @@ def explain_one(puzzle: np.ndarray, board: int | None, fmt: str, budget: int) ->
     outcome = solver.solve_grids(puzzle[None, :].copy(), 2, {})
     status = Status(int(outcome.status[0]))
     if status != Status.SOLVED:
-        reason = outcome.reasons.get(0) or status.label
+        reason = outcome.reasons.get(0)
         if fmt == "json":
             click.echo(json.dumps({"puzzle": text, "status": status.label, "reason": reason}))
-        else:
-            click.echo(f"{text}: {status.label}: {reason}")
+        else:  # (a puzzle of several solutions has no reason beyond its status)
+            click.echo(f"{text}: {status.label}" + (f": {reason}" if reason else ""))
         return 1
     got = rate.rate_grids(puzzle[None, :], outcome.solutions[:1], budget, paths=True)
     steps = got.paths[0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from pipeline.errors import UsageError
 from pipeline.io.outputs import check_output
 from pipeline.sudoku import grade, grid
 from pipeline.sudoku.search import Generated, generate
@@ -42,6 +43,9 @@ def main(count: int, output: str, clues: int | None = None, min_clues: int | Non
     if seed is None:
         seed = secrets.randbelow(2**32)
     out = None if output == "-" else check_output(output)
+    if out is not None and not out.name.lower().endswith((".csv", ".txt")):
+        raise UsageError(f"--output {output}: generate writes CSV; name it .csv (or .txt), "
+                         f"or - for standard output")
     started = time.perf_counter()
     made = generate(count, clues, min_clues, seed, grade_name, bands=bands)
     if out is None:

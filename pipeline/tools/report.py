@@ -550,6 +550,12 @@ def main(folder: str, html_out: str | None = None, no_html: bool = False,
     """`pipeline report`: aggregate, write the HTML (atomically), print the table."""
     data = load(folder)
     path = None
+    if html_out == "-" and not no_html:  # the HTML on standard output, and only it
+        import sys
+
+        sys.stdout.write(render_html(data))
+        sys.stdout.flush()
+        return None
     if not no_html:
         loc = (check_output(html_out, allowed=frozenset({REPORT})) if html_out
                else Location(str(folder)).child(REPORT))

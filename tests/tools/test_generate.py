@@ -229,3 +229,24 @@ def test_a_ser_band_out_of_reach_or_malformed_is_refused_before_trying(tmp_path,
     assert not (tmp_path / "x.csv").exists()
     if "too rare" in res.stderr:  # the band as it was asked for
         assert f"{args[0]} {args[1]}: " in res.stderr
+
+
+@pytest.mark.parametrize("asked, said", [
+    ("--ser 2.0-4.0 --ser-pearl 7.0-8.0", "--ser-pearl 7.0-8.0 is above --ser 2.0-4.0"),
+    ("--ser-pearl 3.0-4.0 --ser-diamond 5+", "is above --ser-pearl 3.0-4.0"),
+    ("--ser 0-0.5", "no step rates below 1.0"),
+])
+def test_ser_bands_no_puzzle_can_have_are_refused_before_trying(tmp_path, asked, said):
+    """ED <= EP <= ER, and no step rates below 1.0: such bands are refused at once, where
+    they cost 20,000 puzzles' tries."""
+    res = invoke(["generate", "-n", "1", "--seed", "1", *asked.split(), "-o",
+                  str(tmp_path / "x.csv")])
+    assert res.returncode == 2 and said in res.stderr, res.stderr
+    assert not (tmp_path / "x.csv").exists()
+
+
+@pytest.mark.parametrize("name", ["x.csv.gz", "x.parquet", "x.json"])
+def test_generate_writes_csv_only_under_a_csv_name(tmp_path, name):
+    res = invoke(["generate", "-n", "1", "--seed", "1", "-o", str(tmp_path / name)])
+    assert res.returncode == 2 and "generate writes CSV" in res.stderr
+    assert not (tmp_path / name).exists()

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import invoke
+from conftest import REPO, invoke
 
 CHARTS = ["chart-status", "chart-guesses", "chart-solve-time", "chart-clues-guesses",
           "chart-grades", "chart-throughput", "chart-sources"]
@@ -195,3 +195,15 @@ def test_solve_time_x_labels_do_not_overlap(bins):
         assert x2 - x1 >= (width(t1) + width(t2)) / 2, (t1, t2)
     for x, t in ticks:
         assert 0 <= x - width(t) / 2 and x + width(t) / 2 <= charts.W
+
+
+def test_html_to_standard_output_is_the_report_alone(tmp_path):
+    """`--html -` writes the HTML to standard output (it wrote a file named '-')."""
+    (tmp_path / "p.txt").write_text("\n".join(
+        (REPO / "data" / "sample.csv").read_text().splitlines()[1:30]) + "\n")
+    assert invoke(["run", "-i", str(tmp_path / "p.txt"), "-o", str(tmp_path / "run"),
+                   "-q"]).returncode == 0
+    res = invoke(["report", str(tmp_path / "run"), "--html", "-"])
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("<!DOCTYPE html>") and res.stdout.endswith("</html>\n")
+    assert not (tmp_path / "-").exists() and not (tmp_path / "run" / "report.html").exists()
