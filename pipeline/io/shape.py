@@ -127,11 +127,11 @@ _CONTROL = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
 
 
 def refuse_binary(head: bytes, name: str) -> None:
-    """InputError for first bytes that are not text: control bytes (NUL, ...) past one in a
-    hundred (a stray one or two make malformed rows, wherever they are), or mostly not
-    UTF-8."""
+    """InputError for first bytes that are not text: control bytes (NUL, ...), four or more
+    and one in a hundred (a stray one or two make malformed rows, wherever they are), or
+    mostly not UTF-8."""
     control = len(head) - len(head.translate(None, _CONTROL))
-    if control and control * 100 >= len(head):
+    if control >= 4 and control * 100 >= len(head):
         at = next(i for i, b in enumerate(head) if b in _CONTROL)
         which = "NUL" if head[at] == 0 else f"{head[at]:#04x}"
         raise InputError(f"{name}: not a text file (control bytes: {which} at offset {at})")

@@ -58,9 +58,10 @@ def test_folder(tmp_path):
         open_(tmp_path)
 
 
-def test_nul_byte(make_input):
+def test_nul_bytes(make_input):
     with pytest.raises(InputError, match="NUL"):
-        open_(make_input("bin.dat", PUZZLE.encode() + b"\n\x00\x01"))
+        open_(make_input("bin.dat", PUZZLE.encode() + b"\n\x00\x01\x00\x00"))
+    open_(make_input("stray.txt", PUZZLE.encode() + b"\n\x00\n"))  # a row's fault, not the file's
 
 
 def test_mostly_not_utf8(make_input):
