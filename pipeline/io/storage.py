@@ -328,8 +328,16 @@ class Location:
         try:
             fs = self.fs  # (which also sets self.path, the URL's path for the store)
             bucket = self.path.strip("/").split("/", 1)[0]
-            return bool(bucket) and fs.exists(bucket)
-        except OSError:
+            if not bucket:
+                return False
+            if fs.exists(bucket):
+                return True
+            # `exists` says False for any failure: ask again, so that no credentials or an
+            # endpoint that does not answer is said as such (exits: "the object store
+            # failed"), not as a missing bucket
+            fs.info(bucket)
+            return True
+        except OSError:  # FileNotFoundError among them: no such bucket
             return False
 
     def makedirs(self) -> None:

@@ -91,6 +91,9 @@ def test_an_object_store_that_fails_is_named_not_an_internal_error(run_process, 
                 "AWS_MAX_ATTEMPTS": "1"}
     res = run_process("run", "-i", "s3://bucket/x.csv", "-o", "out", env=no_store)
     _one_line_failure(res, 2, None, "s3://bucket/x.csv: cannot be read (NoCredentialsError")
+    write_input(tmp_path / "good.txt", PUZZLE + "\n")  # an output there: not "no bucket"
+    res = run_process("run", "-i", "good.txt", "-o", "s3://bucket/out", env=no_store)
+    _one_line_failure(res, 3, None, "the object store failed: NoCredentialsError")
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         closed = s.getsockname()[1]
