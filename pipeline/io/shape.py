@@ -88,7 +88,11 @@ def detect(head: bytes, name: str, at_end: bool, puzzle_column: str | None = Non
     sample = [t for _, t in content if not t.lstrip().startswith("#")][:_SAMPLE]
     commas = sum("," in t for t in sample)
     named = bool(sample) and sample[0].strip().strip('"').lower() in PUZZLE_NAMES
-    if puzzle_column is not None or named or (sample and commas * 2 > min(len(sample), _SAMPLE)):
+    # (a fixed-width file's fields are named as a headerless CSV's: column_2 is one of them)
+    fixed_column = puzzle_column is not None and commas == 0 and bool(
+        re.fullmatch(r"column_[1-9]\d*", puzzle_column))
+    if (puzzle_column is not None and not fixed_column) or named or (
+            sample and commas * 2 > min(len(sample), _SAMPLE)):
         return _csv(head, start, at_end, name, puzzle_column, solution_column, reserved)
     lines = [(s, t) for s, t in content if not t.lstrip().startswith("#")]
     if not lines:
@@ -103,6 +107,11 @@ def detect(head: bytes, name: str, at_end: bool, puzzle_column: str | None = Non
     layouts = [(len(tokens), next(i for i, t in enumerate(tokens) if looks_like_puzzle(t)))
                for _, t in lines[int(title):][:_SAMPLE] if len(tokens := t.split()) > 1
                and any(looks_like_puzzle(x) for x in tokens)]
+    if fixed_column:
+        n_tokens = _most_common([len(t.split()) for _, t in lines[int(title):][:_SAMPLE]])
+        layouts = [(n_tokens, int(puzzle_column.split("_")[1]) - 1)]
+        if layouts[0][1] >= n_tokens or n_tokens < 2:
+            return _csv(head, start, at_end, name, puzzle_column, solution_column, reserved)
     if layouts:  # the other tokens are carried, named as a headerless CSV's columns
         n_tokens, puzzle = _most_common(layouts)
         names = [f"column_{i + 1}" for i in range(n_tokens)]

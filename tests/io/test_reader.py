@@ -160,6 +160,16 @@ def test_fixed_width_records(make_input, gz):
     assert frame["column_3"].to_list() == ["7.2", "7.1", None]
 
 
+def test_a_fixed_width_field_named_as_its_column(make_input):
+    """--puzzle-column column_2 names a fixed-width record's second field, as the results
+    name the others (it forced a CSV reading, where there was only column_1)."""
+    text = f"h1 {P0}  5.1\nh2 {LEET.replace('.', '0')}  5.2\n"
+    frame, reasons, shape = read(make_input("fixed.txt", text), puzzle_column="column_2")
+    assert shape.kind == "fixed" and shape.puzzle_field == 1 and reasons == {}
+    assert frame["column_1"].to_list() == ["h1", "h2"]
+    assert frame["column_3"].to_list() == ["5.1", "5.2"]
+
+
 @pytest.mark.parametrize("first, reasons", [
     (f"h0 {P0[:80]}  5.0", {}),  # not a title line: a row (its puzzle malformed: 80 long)
     (f"h0 {P0}", {0: "2 fields, expected 3"}),
