@@ -96,10 +96,11 @@ def run_incremental(settings: Settings, warehouse: str | None,
     wanted = json.dumps(options(settings), sort_keys=True)
     try:
         catalog = read_catalog(root.loc.url)
+        mine = _ours(catalog, wanted)  # (made again only when the catalog changes)
+        known = set(mine["sha256"].to_list())
         for path in paths:
             loc, source = Location(path), redact(path)
             seen = _identity(loc)
-            mine = _ours(catalog, wanted)
             if seen is not None and _unchanged(mine, source, seen):
                 total.skipped_files.append(source)
                 continue
@@ -108,7 +109,7 @@ def run_incremental(settings: Settings, warehouse: str | None,
             except InputError as exc:  # vanished since the glob, unreadable
                 total.refused_files[source] = exc.message
                 continue
-            if mine.filter(pl.col("sha256") == digest).height:
+            if digest in known:
                 total.skipped_files.append(source)
                 continue
             folder = root.child(f"{stem(path)}-{digest[:12]}")
@@ -132,6 +133,8 @@ def run_incremental(settings: Settings, warehouse: str | None,
                     total.counts[name] += n
                 total.rows += summary.rows
             catalog = pl.concat([catalog, pl.DataFrame([entry], schema=CATALOG_SCHEMA)])
+            mine = _ours(catalog, wanted)
+            known = set(mine["sha256"].to_list())
             root.child(CATALOG).write_atomic(
                 lambda f, c=catalog: c.write_parquet(f, compression="zstd"))
     finally:
