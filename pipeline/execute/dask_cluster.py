@@ -81,6 +81,7 @@ log = logging.getLogger("pipeline.dask_executor")
 CONNECT_TIMEOUT = 10.0  # seconds to reach an external scheduler
 WORKER_TIMEOUT = 120.0  # seconds to wait for a first worker (or a local cluster's workers)
 NO_WORKER_WARNING = 60.0  # seconds without progress and without workers before a warning
+ASK_TIMEOUT = 5.0  # seconds for the scheduler to say which workers are silent
 LOGGER = "pipeline"  # the logger tree forwarded from the workers
 
 # ------------------------------------------------------------------------------------------
@@ -444,9 +445,12 @@ class DaskExecutor(Executor):
             elif now - when > self.stall_timeout and address:
                 del self._news[key]
                 silent[address] = f"made no progress on a task for {now - when:.0f} s"
-        with contextlib.suppress(Exception):  # a scheduler lost meanwhile: the next check
+        # A scheduler lost meanwhile: the next check says so. Bounded, as a client that
+        # is reconnecting would hold the call for a minute.
+        with contextlib.suppress(Exception):
             held = self._client.run_on_scheduler(
-                _silent_holders, prefix=f"pipeline-{self.token}-", quiet=self.stall_timeout)
+                _silent_holders, prefix=f"pipeline-{self.token}-", quiet=self.stall_timeout,
+                callback_timeout=ASK_TIMEOUT)
             for address, seconds in held.items():
                 silent.setdefault(address, f"holds a task and has sent no heartbeat for "
                                            f"{seconds:.0f} s")
@@ -454,7 +458,8 @@ class DaskExecutor(Executor):
             log.warning("dask: worker %s %s (stopped? a read that never ends?): removed "
                         "from the cluster, its tasks run again", address, why)
             with contextlib.suppress(Exception):
-                self._client.run_on_scheduler(_remove_worker, address=address)
+                self._client.run_on_scheduler(_remove_worker, address=address,
+                                              callback_timeout=ASK_TIMEOUT)
         if waiting and not self._client.nthreads():
             log.warning("dask: no workers on the cluster; %d task(s) waiting", waiting)
 
@@ -466,12 +471,12 @@ class DaskExecutor(Executor):
             return future.result()
         except KilledWorker as exc:
             raise WorkerLost(f"Dask gave up on the task, its workers died ({exc})") from None
-        except Exception as exc:
-            self._check_installed(exc)
-            raise
         except cf.CancelledError as exc:  # distributed's FutureCancelledError
             self._check_connected()
             raise WorkerLost(f"the task was cancelled by Dask ({exc})") from None
+        except Exception as exc:  # (after CancelledError, an Exception too)
+            self._check_installed(exc)
+            raise
 
     def _check_installed(self, exc: BaseException) -> None:
         """RunFailed when `exc` says that the scheduler or a worker lacks this package: no
