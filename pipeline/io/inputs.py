@@ -80,13 +80,8 @@ def resolve(patterns: list[str]) -> list[str]:
         elif _url_glob(pattern):
             loc = Location(pattern)
             proto = pattern.split("://", 1)[0]
-            try:
+            with storage.store_failures_as(InputError, loc.shown, "listed"):
                 listed = loc.fs.glob(loc.path, detail=True)
-            except Exception as exc:
-                said = storage.store_failure(exc)
-                if said is None:
-                    raise
-                raise InputError(f"{loc.shown}: cannot be listed ({said})") from None
             matches = sorted(p for p, info in listed.items()
                              if info.get("type") != "directory")
             if not matches:
@@ -150,13 +145,8 @@ def stem(path: str) -> str:
 def open_input(given: str, index: int, puzzle_column: str | None,
                solution_column: str | None, reserved: tuple[str, ...], stdin=None) -> Input:
     """An input checked and its shape decided; InputError when it cannot be used."""
-    try:
+    with storage.store_failures_as(InputError, storage.redact(given), "read"):
         return _open_input(given, index, puzzle_column, solution_column, reserved, stdin)
-    except Exception as exc:
-        said = storage.store_failure(exc)
-        if said is None:
-            raise
-        raise InputError(f"{storage.redact(given)}: cannot be read ({said})") from None
 
 
 def _open_input(given: str, index: int, puzzle_column: str | None,

@@ -101,6 +101,19 @@ def store_failure(exc: BaseException) -> str | None:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
+@contextlib.contextmanager
+def store_failures_as(error: type, shown: str, doing: str):
+    """An object store's failure inside the block raised as `error`: `SHOWN: cannot be
+    DOING (its words)`; any other exception as itself."""
+    try:
+        yield
+    except Exception as exc:
+        said = store_failure(exc)
+        if said is None:
+            raise
+        raise error(f"{shown}: cannot be {doing} ({said})") from None
+
+
 def why(exc: OSError) -> str:
     """An OSError's words without its errno number and path."""
     if exc.errno == errno.EROFS:

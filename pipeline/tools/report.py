@@ -189,8 +189,7 @@ def _aggregate(data: RunData, run: runfolder.Run) -> None:
         data.unrated = int((frame["status"] == "solved").sum()) - rated.height
         # from the rows, as the stats make them (an unfinished run has no stats yet)
         tenths = (rated["ser"] * 10).round().cast(pl.Int64).to_numpy()
-        data.ser_figures = ser_figures(np.bincount(tenths, minlength=1) if len(tenths)
-                                       else np.zeros(1, np.int64))
+        data.ser_figures = ser_figures(np.bincount(tenths, minlength=1))
         half = (pl.col("ser") * 2 + 1e-6).floor().cast(pl.Int64)
         data.ser_bins = sorted(rated.group_by(half.alias("b")).len().iter_rows())
         whole = (pl.col("ser") + 1e-6).floor().cast(pl.Int64).alias("x")
