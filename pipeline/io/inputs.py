@@ -14,6 +14,7 @@ import glob
 import gzip
 import os
 import re
+import tempfile
 import zlib
 from dataclasses import dataclass, field
 
@@ -66,6 +67,15 @@ class Input:
     @property
     def parquet(self) -> bool:
         return self.shape.kind == "parquet"
+
+    @property
+    def decided_after_spill(self) -> bool:
+        """Whether the shape is decided on the spilled copy: a stream read once, or a
+        Parquet file inside gzip (Parquet is read by its footer, at the end)."""
+        from pipeline.io import parquet
+
+        return self.stream in ("stdin", "pipe", "http") or (
+            self.stream == "gzip" and self.head.startswith(parquet.MAGIC))
 
 
 def resolve(patterns: list[str]) -> list[str]:
@@ -182,6 +192,9 @@ def _open_input(given: str, index: int, puzzle_column: str | None,
         stream = "gzip"
         with loc.open_stream() as raw:
             head, at_end = _gzip_head(raw, shown)
+        if head.startswith(parquet.MAGIC):
+            return Input(index, given, loc, stream, _unknown_layout(), head,
+                         columns=(puzzle_column, solution_column))
     else:
         head, at_end = first, len(first) < shape_mod.SNIFF_BYTES
     shape = shape_mod.detect(head, shown, at_end, puzzle_column, solution_column, reserved)
@@ -230,15 +243,10 @@ def _read_upto(f, n: int) -> bytes:
 def read_whole(inp: Input, stdin=None, batch_rows: int = 50_000):
     """Every row of an input, in one pass from the start, as (first row, reader.Rows): for
     the commands that read a file in one process (validate, solve -)."""
-    from pipeline.io import reader
+    from pipeline.io import parquet, reader
 
     if inp.parquet:
-        from pipeline.io import parquet
-
-        row = 0
-        for rows in parquet.iter_whole(inp.location, inp.shape):
-            yield row, rows
-            row += rows.n
+        yield from _parquet_rows(inp.location, inp.shape)
         return
     if inp.stream == "stdin":
         raw = Replay(inp.head, stdin)
@@ -249,8 +257,11 @@ def read_whole(inp: Input, stdin=None, batch_rows: int = 50_000):
     try:
         gz, raw2 = is_gzip_stream(raw)
         stream = gzip.GzipFile(fileobj=raw2, mode="rb") if gz else raw2
-        if inp.stream in ("stdin", "pipe", "http"):
+        if inp.decided_after_spill:
             head = _read_upto(stream, shape_mod.SNIFF_BYTES)
+            if head.startswith(parquet.MAGIC):
+                yield from _parquet_copy(_Reading(Replay(head, stream), inp.source), inp)
+                return
             inp.shape = shape_mod.detect(head, inp.source, len(head) < shape_mod.SNIFF_BYTES,
                                            *_columns(inp))
             stream = Replay(head, stream)
@@ -265,6 +276,30 @@ def read_whole(inp: Input, stdin=None, batch_rows: int = 50_000):
     finally:
         if inp.stream != "stdin":
             raw.close()
+
+
+def _parquet_rows(loc: Location, shape: Shape):
+    from pipeline.io import parquet
+
+    row = 0
+    for rows in parquet.iter_whole(loc, shape):
+        yield row, rows
+        row += rows.n
+
+
+def _parquet_copy(stream, inp: Input):
+    """read_whole of a Parquet file read once (stdin, inside gzip): from a temporary copy,
+    since Parquet is read from its footer, at the end."""
+    from pipeline.io import parquet
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "input.parquet")
+        with open(path, "wb") as f:
+            while block := stream.read(records.BLOCK):
+                f.write(block)
+        loc = Location(path)
+        inp.shape = parquet.detect(loc, inp.source, *_columns(inp))
+        yield from _parquet_rows(loc, inp.shape)
 
 
 def _columns(inp: Input) -> tuple:

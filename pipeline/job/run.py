@@ -216,12 +216,13 @@ def _spill(inputs: list[Input], run_folder: RunFolder, executor, rows: int) -> N
         else:  # (over http, gzip is known by the first bytes, as for stdin)
             tasks.append(Spill(inp.location, dest,
                                None if inp.stream == "http" else inp.stream == "gzip",
-                               inp.source, rows, inp.shape if inp.stream != "http" else None))
+                               inp.source, rows,
+                               None if inp.decided_after_spill else inp.shape))
         inp.location = dest
     if tasks:
         schedule.run_all(executor, tasks)
     for inp in streams:
-        if inp.stream in ("stdin", "pipe", "http"):  # decided on the copy's first bytes
+        if inp.decided_after_spill:  # on the copy's first bytes
             detect_spilled(inp)
             if inp.parquet and rows:  # its first rows, now that it is a file
                 whole, inp.location = inp.location, spill_dir.child(f"rows-{inp.index:03d}")

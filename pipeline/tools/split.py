@@ -117,13 +117,14 @@ def parse_fractions(fractions) -> list[float]:
     if not all(math.isfinite(v) and 0 < v <= 1 for v in values):
         raise UsageError(f"--fractions {_show(values)}: each must be above 0 and at most 1")
     if abs(sum(values) - 1) > 1e-6:
-        raise UsageError(f"--fractions {_show(values)}: they add up to {sum(values):g}, "
+        raise UsageError(f"--fractions {_show(values)}: they add up to {sum(values):.10g}, "
                          "not 1")
     return values
 
 
 def _show(values: list[float]) -> str:
-    return ",".join(f"{v:g}" for v in values)
+    """The fractions as given (shortest exact form: 1.0000001 is not shown as 1)."""
+    return ",".join(repr(v).removesuffix(".0") for v in values)
 
 
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")

@@ -275,19 +275,41 @@ def test_parquet_input_gives_the_rows_of_its_csv(run_cli, tmp_path):
     assert res.returncode == 0 and "3,000 valid" in res.stderr
 
 
+@pytest.mark.parametrize("how", ["stdin", "gzip"])
 @pytest.mark.parametrize("limit", [[], ["--limit", "7"]])
-def test_parquet_on_stdin_is_read_as_the_file_is(run_cli, tmp_path, limit):
-    """Parquet is known by its magic bytes on standard input too (it was 'not a text
-    file'); with --limit, its first rows."""
+def test_parquet_on_stdin_or_in_gzip_is_read_as_the_file_is(run_cli, tmp_path, limit, how):
+    """Parquet is known by its magic bytes on standard input and inside gzip too (it was
+    'not a text file'); with --limit, its first rows."""
     frame = pl.read_csv(SAMPLE_CSV, infer_schema=False).head(40)
     frame.write_parquet(tmp_path / "s.parquet", row_group_size=16)
-    res = run_cli("run", "-i", "-", "-o", "piped", "-q", *limit,
-                  input=(tmp_path / "s.parquet").read_bytes())
+    data = (tmp_path / "s.parquet").read_bytes()
+    if how == "gzip":
+        (tmp_path / "s.parquet.gz").write_bytes(gzip.compress(data))
+        res = run_cli("run", "-i", "s.parquet.gz", "-o", "piped", "-q", *limit)
+    else:
+        res = run_cli("run", "-i", "-", "-o", "piped", "-q", *limit, input=data)
     assert res.returncode == 0, res.stderr
     assert run_cli("run", "-i", "s.parquet", "-o", "file", "-q", *limit).returncode == 0
     a = comparable(read_results(tmp_path / "piped")).drop("source")
     b = comparable(read_results(tmp_path / "file")).drop("source")
     assert a.height == (7 if limit else 40) and a.equals(b)
+
+
+def test_validate_and_solve_read_parquet_on_stdin_and_in_gzip(run_cli, tmp_path):
+    """The one-process commands read a Parquet stream as the file (through a copy)."""
+    frame = pl.read_csv(SAMPLE_CSV, infer_schema=False).head(30)
+    frame = frame.with_columns(pl.when(pl.int_range(pl.len()) == 3).then(pl.lit("12"))
+                               .otherwise(pl.col("puzzle")).alias("puzzle"))
+    frame.write_parquet(tmp_path / "s.parquet", row_group_size=8)
+    data = (tmp_path / "s.parquet").read_bytes()
+    (tmp_path / "s.parquet.gz").write_bytes(gzip.compress(data))
+    want = run_cli("validate", "s.parquet")
+    assert want.returncode == 1 and want.stdout.startswith("row 3: puzzle: length 2")
+    for args, fed in ((["s.parquet.gz"], None), (["-"], data), (["-"], gzip.compress(data))):
+        res = run_cli("validate", *args, input=fed)
+        assert (res.returncode, res.stdout) == (1, want.stdout), res.stderr
+    solved = run_cli("solve", "-", input=data)
+    assert solved.returncode == 1 and solved.stdout.count("solved,") == 29, solved.stderr
 
 
 def test_a_stray_nul_is_a_malformed_row_wherever_it_is(run_cli, tmp_path):

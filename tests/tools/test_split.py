@@ -110,6 +110,11 @@ def test_usage_errors(planted, tmp_path):
     for fractions in ("0.8,0.1", "a,b", "0.5,0.5,0", "1.5,-0.5", ""):
         with pytest.raises(UsageError):
             split.split(run, fractions, None, 1, str(tmp_path / "s"))
+    # the message shows the fractions as given, not rounded to look right
+    with pytest.raises(UsageError, match=r"--fractions 1\.0000001: each must be"):
+        split.parse_fractions("1.0000001")
+    with pytest.raises(UsageError, match=r"0\.5,0\.50001: they add up to 1\.00001, not 1"):
+        split.parse_fractions("0.5,0.50001")
     with pytest.raises(UsageError, match="2 names for 3"):
         split.split(run, "0.8,0.1,0.1", "a,b", 1, str(tmp_path / "s"))
     with pytest.raises(UsageError, match="twice"):
