@@ -530,7 +530,9 @@ def open_parquet(loc: Location):
 def part_batches(part: Part, columns: list[str]) -> Iterator:
     """A part's record batches of the given columns."""
     with open_parquet(part.loc) as pf:
-        yield from pf.iter_batches(batch_size=BATCH_ROWS, columns=columns)
+        # one thread: pyarrow's pool costs more than it gives on a part's few columns
+        # (2-5x the time on two cores, most of it at first use)
+        yield from pf.iter_batches(batch_size=BATCH_ROWS, columns=columns, use_threads=False)
 
 
 def load_parts(shown: str, locs: list[Location]) -> tuple[list[Part], list[str]]:

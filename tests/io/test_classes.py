@@ -22,6 +22,7 @@ from helpers import first_occurrences
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pipeline.errors import InputError
 from pipeline.io import classes, runfolder
 from pipeline.sudoku.grade import GRADES
 from pipeline.tools import dedup, split
@@ -178,6 +179,23 @@ def test_pack_forms_keeps_the_order_of_the_forms():
     texts = ["".join(map(str, d)) for d in digits.tolist()]
     by_words = np.lexsort(words.T[::-1])
     assert [texts[i] for i in by_words] == sorted(texts)
+
+
+@given(st.lists(st.text("123456789.", min_size=81, max_size=81), min_size=1, max_size=20),
+       st.data())
+def test_forms_read_from_text_are_the_packed_digits(texts, data):
+    """A canonical column's text packs as its digits do; any other byte is refused."""
+    import pyarrow as pa
+
+    has, words = classes.forms(pa.array(texts), "run")
+    digits = np.array([[0 if ch == "." else int(ch) for ch in t] for t in texts], np.uint8)
+    assert has.all() and (words == classes.pack_forms(digits)).all()
+    i = data.draw(st.integers(0, len(texts) - 1))
+    j = data.draw(st.integers(0, 80))
+    bad = data.draw(st.sampled_from(["0", "/", ":", "a", " ", "-", "\x00", "\x7f"]))
+    spoilt = [*texts[:i], texts[i][:j] + bad + texts[i][j + 1:], *texts[i + 1:]]
+    with pytest.raises(InputError, match="other than . and 1-9"):
+        classes.forms(pa.array(spoilt), "run")
 
 
 FORM_HASH_7 = 0x58C4EC2279CBEC6D  # computed once and pinned
