@@ -88,12 +88,11 @@ def existing_run(loc: Location, finished: bool = False) -> list[str]:
     if not loc.is_dir():
         raise InputError(f"{loc.shown}: not a folder")
     names = loc.listdir()
-    run_like = MANIFEST in names or RESULTS in names
-    if finished and SUCCESS not in names:
-        why = "not a finished run" if run_like else "not a run folder"
-        raise InputError(f"{loc.shown}: {why} (no {SUCCESS}); finish the run first")
-    if not run_like:
+    if MANIFEST not in names and RESULTS not in names:
         raise InputError(f"{loc.shown}: not a run folder (no {MANIFEST} or {RESULTS}/ in it)")
+    if finished and SUCCESS not in names:
+        raise InputError(f"{loc.shown}: not a finished run (no {SUCCESS}); finish the run "
+                         "first")
     return names
 
 

@@ -7,6 +7,7 @@ A folder that is not a finished run, or a run without --canonical, is an input e
 from __future__ import annotations
 
 import gzip
+import shutil
 from pathlib import Path
 
 import polars as pl
@@ -128,8 +129,13 @@ def test_not_a_finished_run_or_no_canonical_is_an_input_error(planted, plain_run
     with pytest.raises(InputError, match="no such folder"):
         dedup.dedup(tmp_path / "nowhere", out)
     (tmp_path / "empty").mkdir()
-    with pytest.raises(InputError, match="no _SUCCESS"):
+    with pytest.raises(InputError, match=r"empty: not a run folder \(no manifest.json or"):
         dedup.dedup(tmp_path / "empty", out)
+    unfinished = tmp_path / "unfinished"
+    shutil.copytree(plain_run, unfinished)
+    (unfinished / "_SUCCESS").unlink()
+    with pytest.raises(InputError, match=r"unfinished: not a finished run \(no _SUCCESS\)"):
+        dedup.dedup(unfinished, out)
     with pytest.raises(InputError, match="without --canonical"):
         dedup.dedup(plain_run, out)
     with pytest.raises(InputError, match="without --canonical"):
