@@ -14,8 +14,9 @@
     4. Hard puzzles (forum hardest 11+) through `pipeline run --workers 1` against the
        kernel alone on the same puzzles in one process (interleaved, best of 5 each).
     5. The canonical form through the pipeline: `run --workers 1 --canonical` against the
-       same run without it (interleaved, best of 3 each), on four copies of the 17-clue and
-       forum-hardest sets: the time it adds a row, beside patminlex's time a puzzle on the
+       same run without it (interleaved, best of 5 each), on about 200,000 rows of each
+       set (17-clue, forum hardest 11+, top1465, the Kaggle slice, its solution grids; the
+       puzzles repeated): the time it adds a row, beside patminlex's time a puzzle on the
        same puzzles (built and timed in this run, pinned; bench_canonical.py).
     6. The SER rater through the pipeline: `run --workers 1 --rate` against the same run
        without it, on the Kaggle shape and the sudoku-exchange diabolical bank: µs a row.
@@ -233,28 +234,39 @@ def flag_cost(text: Path, off: str, on: str, rounds: int = ROUNDS) -> tuple[floa
     return best[off], best[on]
 
 
+CANONICAL_ROWS = 200_000  # rows of each set through the pipeline (its puzzles repeated)
+CANONICAL_SETS = [  # name, file under RAW, field of the line, puzzles read
+    ("17-clue", "tdoku_benchmark_sets/puzzles2_17_clue", 0, 50_000),
+    ("forum hardest 11+", "tdoku_benchmark_sets/puzzles5_forum_hardest_1905_11+", 0, 50_000),
+    ("top1465", "tdoku_benchmark_sets/puzzles3_magictour_top1465", 0, 1_465),
+    ("Kaggle slice", "kaggle_bryanpark_1m/sudoku_small.csv", 0, 10_000),
+    ("solution grids", "kaggle_bryanpark_1m/sudoku_small.csv", 1, 10_000),
+]
+
+
 def canonical_overhead(quick: bool) -> list[tuple[str, int, float, float, float | None]]:
     """(set, puzzles, µs a row without --canonical, with it, patminlex's µs a puzzle on
     the same puzzles, or None without a compiler) through `run --workers 1`."""
-    from bench_canonical import build_patminlex, patminlex_time
+    from bench_canonical import PEER_GRIDS, build_patminlex, patminlex_time
     from bench_engine import CORE
 
     binary, _ = build_patminlex()
     prefix = ["taskset", "-c", str(CORE)] if shutil.which("taskset") else []
-    sets = [("17-clue", "puzzles2_17_clue"), ("forum hardest 11+",
-                                              "puzzles5_forum_hardest_1905_11+")]
     out = []
-    for name, file in sets:
-        grids = puzzle_sets.load(RAW / "tdoku_benchmark_sets" / file,
-                                 5000 if quick else 50000)
-        # Four copies: runs of a few tenths of a second would measure the machine's noise.
-        grids = np.tile(grids, (1 if quick else 4, 1))
-        text = WORK / f"canon-{file}.txt"
+    for name, file, field, n in CANONICAL_SETS:
+        grids = puzzle_sets.load(RAW / file, min(n, 5000) if quick else n, field)
+        # Repeated to about CANONICAL_ROWS: runs of a few tenths of a second would
+        # measure the machine's noise (the class count sees the copies as copies).
+        rows = 20_000 if quick else CANONICAL_ROWS
+        grids = np.tile(grids, (max(1, rows // len(grids)), 1))
+        text = WORK / f"canon-{Path(file).name}-{field}.txt"
         puzzle_sets.write_dots(grids, text)
         # five rounds: on 11+ the rows cost about 55 µs each to solve, twenty times what
         # the canonical form adds, and single rounds differ by more than that
         plain, canon = flag_cost(text, "--no-canonical", "--canonical", HARD_ROUNDS)
-        peer = (patminlex_time(binary, grids, prefix, ROUNDS) / len(grids) * 1e6
+        # patminlex's pattern-first search is slow on full grids: a sample of them
+        sample = grids[:PEER_GRIDS] if name == "solution grids" else grids
+        peer = (patminlex_time(binary, sample, prefix, ROUNDS) / len(sample) * 1e6
                 if binary is not None else None)
         out.append((name, len(grids), plain, canon, peer))
     return out
