@@ -34,11 +34,14 @@ def format_of(output: str, option: str = "--output") -> str:
 
 
 def check_output(output: str, run_dir=None, is_folder: bool = False,
-                 allowed: frozenset[str] = frozenset()) -> Location:
+                 allowed: frozenset[str] = frozenset(), reads: tuple[str, ...] = ()
+                 ) -> Location:
     """The output's location; UsageError for a folder given as a file, a missing parent
-    folder, or one of a run folder's own files or folders (`allowed` aside), or a place
-    inside them: it would become part of a run, or replace one (a part, its stats)."""
+    folder, one of the files the command reads (`reads`), or one of a run folder's own
+    files or folders (`allowed` aside), or a place inside them: it would become part of a
+    run, or replace one (a part, its stats)."""
     loc = as_location(output)
+    _not_read(output, loc, reads)
     if not loc.local:
         return loc
     reclaim(loc.path if is_folder else os.path.dirname(loc.path) or ".")
@@ -56,6 +59,20 @@ def check_output(output: str, run_dir=None, is_folder: bool = False,
     if not os.path.isdir(parent):
         raise UsageError(f"--output {output}: folder {parent} does not exist")
     return loc
+
+
+def _not_read(output: str, loc: Location, reads: tuple[str, ...]) -> None:
+    """UsageError when the output is one of the inputs: writing it would destroy what is
+    being read (and a leak check written over its own train file would then pass)."""
+    for given in reads:
+        if given == "-":
+            continue
+        read = as_location(given)
+        same = (os.path.realpath(read.path) == os.path.realpath(loc.path)
+                if read.local and loc.local else read.url == loc.url)
+        if same:
+            raise UsageError(f"--output {output}: is also an input ({read.shown}); "
+                             "write it elsewhere")
 
 
 def _not_a_runs_own(output: str, real: str, allowed: frozenset[str]) -> None:

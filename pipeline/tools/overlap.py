@@ -316,7 +316,7 @@ def overlap(first: str, second: str, output: str | None = None, *,
             memory_rows: int = MEMORY_ROWS, spill_dir: str | None = None) -> OverlapSummary:
     """The rows of `second` whose class occurs in `first`, written to `output` if given."""
     started = time.perf_counter()
-    out = check_output(output) if output else None
+    out = check_output(output, reads=(first, second)) if output else None
     fmt = format_of(output) if output else None
     if first == "-" and second == "-":
         raise UsageError("overlap: standard input can be only one of the two sides")
@@ -350,7 +350,7 @@ def overlap_splits(folder: str, output: str | None = None, *, memory_rows: int =
     """Every pair of a split folder's splits: the rows of the later one whose class occurs
     in the earlier one, all written to `output` (with the two splits' names) if given."""
     files = split_files(folder)
-    out = check_output(output) if output else None
+    out = check_output(output, reads=tuple(f for _, f in files)) if output else None
     scratch = spill_dir or (scratch_near(out) if out else None)
     summaries: list[OverlapSummary] = []
     pairs = [(i, j) for j in range(len(files)) for i in range(j)]

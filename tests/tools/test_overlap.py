@@ -130,6 +130,23 @@ def test_a_leaky_split_is_found(splits, tmp_path):
         assert (found["match_source"][k], found["match_row"][k]) == (same["source"], same["row"])
 
 
+def test_an_output_that_is_an_input_is_refused_and_left_whole(splits, run_cli, tmp_path):
+    """`-o` naming a file the check reads (a split's own file, either side, by another
+    path) would replace it with the leak table, and the next check would then pass."""
+    train = splits / "train.parquet"
+    before = train.read_bytes()
+    res = run_cli("overlap", splits, "-o", train)
+    assert res.returncode == 2 and res.stderr_lines == [
+        f"pipeline: error: --output {train}: is also an input ({train}); write it elsewhere"]
+    (tmp_path / "b.csv").write_text(SAMPLE_CSV.read_text()[:2000])
+    (tmp_path / "link.csv").symlink_to(tmp_path / "b.csv")
+    for out in (train, tmp_path / "b.csv", f"file://{tmp_path}/b.csv"):
+        with pytest.raises(UsageError, match="is also an input"):
+            overlap.overlap(str(train), str(tmp_path / "link.csv"), str(out))
+    assert train.read_bytes() == before
+    assert (tmp_path / "b.csv").read_text() == SAMPLE_CSV.read_text()[:2000]
+
+
 def test_usage_errors(planted_pair, tmp_path):
     base, _, _ = planted_pair
     with pytest.raises(UsageError):
