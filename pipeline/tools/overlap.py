@@ -110,16 +110,21 @@ def _schema(with_splits: bool = False):
     return pa.schema(fields)
 
 
+_TABLE = {"source", "row", "puzzle", "canonical"}  # a run's rows: read as they are
+
+
 def _is_table(loc) -> bool:
-    """A file that is a Parquet table with a canonical column (read as it is)."""
+    """A Parquet file of a run's rows with their canonical forms (results, dedup's, a
+    split's), read as it is; any other input is read (and canonicalised) as `run` reads
+    it, which also says what is wrong with a file that cannot be read."""
     from pipeline.io import parquet
 
     try:
         if loc.read_at(0, 4) != parquet.MAGIC:
             return False
         with open_parquet(loc) as pf:
-            return "canonical" in pf.schema_arrow.names
-    except OSError:
+            return _TABLE <= set(pf.schema_arrow.names)
+    except (OSError, ValueError):  # (pyarrow's ArrowInvalid is a ValueError)
         return False
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from pipeline.errors import InputError
-from pipeline.io import runfolder
+from pipeline.io import runfolder, storage
 from pipeline.sudoku import replay
 
 _PAIR = re.compile(r"^r([1-9])c([1-9])(=|<>)([1-9])$")
@@ -63,8 +63,15 @@ def check_run(run_dir: str) -> Verdict:
             verdict.faults += [(s, r, f"no trace part {runfolder.TRACES}/{name}")
                                for s, r in rated.select("source", "row").iter_rows()]
             continue
-        with runfolder.open_parquet(traces.child(name)) as pf:
-            steps = pl.from_arrow(pf.read()).sort("source", "row", "step")
+        try:
+            with runfolder.open_parquet(traces.child(name)) as pf:
+                steps = pl.from_arrow(pf.read()).sort("source", "row", "step")
+                steps.select("placements", "eliminations")
+        except (OSError, ValueError, pl.exceptions.PolarsError) as exc:  # damaged
+            said = storage.why(exc) if isinstance(exc, OSError) else str(exc).splitlines()[0]
+            said = f"its trace part {runfolder.TRACES}/{name} cannot be read ({said})"
+            verdict.faults += [(s, r, said) for s, r in rated.select("source", "row").iter_rows()]
+            continue
         by_row = {key: group for key, group in steps.group_by(["source", "row"])}
         for source, row, puzzle, solution, _ in rated.iter_rows():
             group = by_row.pop((source, row), None)

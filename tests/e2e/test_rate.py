@@ -289,6 +289,29 @@ def test_validate_traces_judges_a_run_and_finds_a_tampered_step(traced_dir, run_
                                                                  first["row"])]
 
 
+@pytest.mark.parametrize("damage", ["cut", "columns"])
+def test_validate_traces_says_which_rows_a_damaged_trace_part_leaves_unchecked(
+        traced_dir, run_cli, tmp_path, damage):
+    """A trace part cut short, or without the steps' columns, is a fault of each rated row
+    of its result part (it was an internal error, exit 3), the others still replayed."""
+    copy = tmp_path / "copy"
+    shutil.copytree(traced_dir / "out", copy)
+    parts = sorted((copy / "traces").glob("part-*.parquet"))
+    assert len(parts) > 1
+    rated = pl.read_parquet(copy / "results" / parts[0].name).filter(pl.col("ser").is_not_null())
+    if damage == "cut":
+        parts[0].write_bytes(parts[0].read_bytes()[:100])
+    else:
+        pl.read_parquet(parts[0]).drop("placements").write_parquet(parts[0])
+    res = run_cli("validate", "--traces", str(copy), "--json")
+    got = json.loads(res.stdout)
+    assert res.returncode == got["exit_code"] == 1 and got["rows"] > 0, res.stderr
+    assert sorted((f["source"], f["row"]) for f in got["faults"]) == sorted(
+        rated.select("source", "row").iter_rows())
+    assert all(f"trace part traces/{parts[0].name} cannot be read (" in f["why"]
+               for f in got["faults"])
+
+
 def test_a_result_part_whose_trace_is_lost_is_made_again(traced_dir, tmp_path):
     copy = tmp_path / "again"
     shutil.copytree(traced_dir / "out", copy)

@@ -147,6 +147,21 @@ def test_an_output_that_is_an_input_is_refused_and_left_whole(splits, run_cli, t
     assert (tmp_path / "b.csv").read_text() == SAMPLE_CSV.read_text()[:2000]
 
 
+def test_a_table_of_other_columns_is_read_as_an_input_and_a_cut_one_is_refused(
+        splits, run_cli, tmp_path):
+    """A Parquet file with `canonical` but not a run's rows (no source, row) is read as any
+    input, its puzzles canonicalised (it was an internal error: no field "row"); one cut
+    short is an input error naming it (it was an internal error, exit 3)."""
+    train = splits / "train.parquet"
+    pl.read_parquet(train).select("puzzle", "canonical").write_parquet(tmp_path / "mine.parquet")
+    (tmp_path / "cut.parquet").write_bytes(train.read_bytes()[:300])
+    same = overlap.overlap(str(train), str(tmp_path / "mine.parquet"))
+    assert same.found == same.rows_b == pl.read_parquet(train).height
+    res = run_cli("overlap", "cut.parquet", train)
+    assert res.returncode == 2 and len(res.stderr_lines) == 1
+    assert res.stderr_lines[0].startswith("pipeline: error: cut.parquet: ")
+
+
 def test_usage_errors(planted_pair, tmp_path):
     base, _, _ = planted_pair
     with pytest.raises(UsageError):
