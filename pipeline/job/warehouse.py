@@ -119,6 +119,12 @@ def run_incremental(settings: Settings, warehouse: str | None,
                 try:
                     summary = run(once, hooks)
                 except DefinitionMismatch:  # the file's run with other options: replaced
+                    # its row goes first: the folder holds that run no more, even if this
+                    # one is stopped half-way (else the next run would skip the file)
+                    catalog = catalog.filter(pl.col("run_dir").ne_missing(folder.name))
+                    _write_catalog(root, catalog)
+                    mine = _ours(catalog, wanted)
+                    known = set(mine["sha256"].to_list())
                     summary = run(replace(once, overwrite=True), hooks)
                 catalog = catalog.filter(pl.col("run_dir").ne_missing(folder.name))
             except InputError as exc:
@@ -135,14 +141,17 @@ def run_incremental(settings: Settings, warehouse: str | None,
             catalog = pl.concat([catalog, pl.DataFrame([entry], schema=CATALOG_SCHEMA)])
             mine = _ours(catalog, wanted)
             known = set(mine["sha256"].to_list())
-            root.child(CATALOG).write_atomic(
-                lambda f, c=catalog: c.write_parquet(f, compression="zstd"))
+            _write_catalog(root, catalog)
     finally:
         root.unlock()
     total.wall_seconds = time.perf_counter() - started
     log.info("incremental: %d processed, %d skipped, %d refused", len(total.processed_files),
              len(total.skipped_files), len(total.refused_files))
     return total
+
+
+def _write_catalog(root: RunFolder, catalog: pl.DataFrame) -> None:
+    root.child(CATALOG).write_atomic(lambda f: catalog.write_parquet(f, compression="zstd"))
 
 
 def _identity(loc: Location) -> dict | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import signal
 import socket
 import subprocess
 import threading
@@ -314,3 +315,38 @@ def test_other_options_run_a_known_file_again_and_a_refusal_is_the_options(tmp_p
         assert read_results(tmp_path / "warehouse" / entry["run_dir"]).height == entry["rows"]
     res, summary = _run(run_cli)
     assert summary["rows"] == 0 and len(summary["skipped_files"]) == 2
+
+
+def test_a_replacing_run_stopped_half_way_leaves_its_file_to_be_run_again(tmp_path, run_cli,
+                                                                          popen_cli):
+    """A file run again with other options: its catalog row goes before its folder is
+    emptied, so a replacing run killed half-way leaves the file unknown, not known and done
+    (the next run skipped it for good, its folder an unfinished run)."""
+    from helpers import wait_file
+
+    _inbox(tmp_path)
+    res, _ = _run(run_cli, "--limit", "1")
+    assert res.returncode == 0, res.stderr
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    proc = popen_cli("run", "--input", "inbox/*", "--output", "warehouse", "--incremental",
+                     "--workers", "1", env={"PIPELINE_TEST_HOOK": "before-stats",
+                                            "PIPELINE_TEST_HOOK_DIR": str(hooks)})
+    try:  # the first file's replacing run, its parts written, its folder without _SUCCESS
+        wait_file(hooks / "before-stats.reached", proc)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    catalog = pl.read_parquet(tmp_path / "warehouse" / "catalog.parquet")
+    assert catalog["file"].to_list() == ["inbox/b.csv"]  # a.txt's row went first
+    res, summary = _run(run_cli, "--limit", "1")
+    assert res.returncode == 0, res.stderr
+    assert summary["processed_files"] == ["inbox/a.txt"]
+    assert summary["skipped_files"] == ["inbox/b.csv"]
+    entry = pl.read_parquet(tmp_path / "warehouse" / "catalog.parquet").filter(
+        pl.col("file") == "inbox/a.txt").row(0, named=True)
+    assert entry["rows"] == 1
+    folder = tmp_path / "warehouse" / entry["run_dir"]
+    assert (folder / "_SUCCESS").exists() and read_results(folder).height == 1
