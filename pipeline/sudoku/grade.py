@@ -69,12 +69,17 @@ OPEN_END = 10**6  # the high end of a band `9+`, in tenths
 
 def parse_ser_band(text: str) -> tuple[int, int]:
     """A SER band as given on the command line, in tenths, both ends included: `7.0-8.0`,
-    `9+` (9.0 and up) or `8.3` (that rating alone); ValueError for anything else."""
+    `9+` (9.0 and up) or `8.3` (that rating alone); ValueError for anything else, with
+    the reason when it is that a bound is not a whole tenth (rounding it would let ratings
+    outside the band in)."""
     def tenths(t: str) -> int:
         value = float(t)
         if not 0 <= value <= 20:
             raise ValueError(t)
-        return round(value * 10)
+        k = round(value * 10)
+        if abs(value * 10 - k) > 1e-6:
+            raise ValueError(f"{t.strip()} is not a whole tenth (SER ratings are 1.2, 7.3, ...)")
+        return k
 
     text = text.strip()
     if text.endswith("+"):

@@ -20,8 +20,9 @@ def parse_band(text: str, option: str = "--ser") -> tuple[int, int]:
     """A SER band in tenths (grade.parse_ser_band); UsageError when it is not one."""
     try:
         return parse_ser_band(text)
-    except ValueError:
-        raise UsageError(f"{option} {text}: not a SER band (7.0-8.0, 9+ or 8.3)") from None
+    except ValueError as exc:
+        why = str(exc) if "tenth" in str(exc) else "not a SER band (7.0-8.0, 9+ or 8.3)"
+        raise UsageError(f"{option} {text}: {why}") from None
 
 
 def main(folder: str, statuses: list[str], limit: int = 20, fmt: str = "table",
