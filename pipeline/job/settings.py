@@ -59,6 +59,9 @@ class Settings:
     stall_timeout: float = 300.0  # seconds a task may go without news before it is lost
 
     def __post_init__(self) -> None:
+        if isinstance(self.inputs, str | os.PathLike):  # one input, not its characters
+            self.inputs = [os.fspath(self.inputs)]
+        self.inputs = [os.fspath(i) for i in self.inputs]
         self.log_level = self.log_level.upper()
         self.fail_on = parse_statuses(self.fail_on, "--fail-on")
         if self.workers < 0:

@@ -62,6 +62,35 @@ def encode(texts: Sequence[str]) -> tuple[Batch, list[str | None]]:
     return grids, out
 
 
+def checked_batch(puzzles) -> tuple[Batch, dict[int, str]]:
+    """The public API's puzzles (a sequence of strings, or an integer array of N x 81
+    digits) as a batch, and {row: reason} for the rows that are not puzzles (a string
+    encode refuses, a value outside 0..9: never wrapped into one). TypeError for one
+    string (a sequence of its characters is never meant) or an array not of integers."""
+    if isinstance(puzzles, str | bytes):
+        raise TypeError("puzzles: a sequence of puzzle strings, not one string "
+                        "(put it in a list)")
+    if not isinstance(puzzles, np.ndarray):
+        grids, why = encode(list(puzzles))
+        return grids, {i: w for i, w in enumerate(why) if w}
+    if puzzles.size == 0:
+        return np.zeros((0, SQUARES), np.uint8), {}
+    if puzzles.dtype.kind not in "iub" or puzzles.size % SQUARES:
+        raise TypeError(f"puzzles: an array of integers, 81 a puzzle (got {puzzles.dtype} "
+                        f"of shape {puzzles.shape})")
+    g = puzzles.reshape(-1, SQUARES)
+    if g.dtype == np.uint8 and g.max() <= 9:  # a batch already (the pipeline's): no copy
+        return g, {}
+    out_of_range = (g < 0) | (g > 9)
+    reasons = {int(i): f"square {int(k)} holds {g[i, k]}, not a digit 0..9"
+               for i, k in zip(*np.nonzero(out_of_range), strict=True)
+               if not out_of_range[i, :k].any()}
+    batch = np.where(out_of_range, 0, g).astype(np.uint8)
+    if reasons:
+        batch[list(reasons)] = 0
+    return batch, reasons
+
+
 def encode_buffers(offsets: np.ndarray, data: np.ndarray) -> tuple[Batch, dict[int, str]]:
     """Encode N UTF-8 strings given as Arrow-style offsets (N+1,) and bytes into a batch.
 

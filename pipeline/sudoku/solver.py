@@ -89,9 +89,13 @@ def solve_grids(
     expected: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     timings: bool = False,
 ) -> Outcome:
-    """Solve a batch whose malformed rows are already known."""
+    """Solve a batch whose malformed rows are already known (a row with a value outside
+    0..9 is one too: see grid.checked_batch). `limit`: the solutions to count, 1..127."""
+    if not 1 <= limit <= 127:
+        raise ValueError(f"limit: the solutions to count, 1 to 127, not {limit}")
+    grids, bad = grid.checked_batch(np.asarray(grids))
     n = len(grids)
-    reasons = dict(malformed or {})
+    reasons = {**bad, **(malformed or {})}
     status = np.full(n, Status.MALFORMED, dtype=np.uint8)
     n_solutions = np.full(n, NULL, dtype=np.int8)
 
@@ -200,8 +204,9 @@ def _expected_match(
 
 def solve_strings(puzzles: Sequence[str], limit: int = 2) -> Outcome:
     """Solve puzzle strings (81 characters, `.` or `0` blanks)."""
-    grids, why = grid.encode(puzzles)
-    return solve_grids(grids, limit, {i: w for i, w in enumerate(why) if w})
+    grids, why = grid.checked_batch(puzzles if not isinstance(puzzles, np.ndarray)
+                               else puzzles.tolist())
+    return solve_grids(grids, limit, why)
 
 
 _WARM_PUZZLE = "......95....64..7......7.1..38.15..25..87..6...72.....7...5...9.5.....2.3.94....."

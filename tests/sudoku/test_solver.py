@@ -224,3 +224,20 @@ def test_agrees_with_reference_backtracking(k, sample_rows):
     count = reference.count_solutions(g.tolist(), limit=2)
     assert out.n_solutions.tolist() == [count]
     assert _status(out) == {1: "solved", 2: "multiple"}[count]
+
+
+def test_what_the_api_is_given_that_is_no_puzzle_is_malformed_or_refused():
+    """Array values outside 0..9 are malformed rows saying where (a 10 was blamed on the
+    engine, a 260 wrapped to 4 and solved); one string, a float array and a limit the
+    count cannot hold (127) are refused."""
+    g = grid.encode([PUZZLE, PUZZLE, PUZZLE])[0].astype(np.int64)
+    g[1, 0], g[2, 2] = 10, 260
+    out = solver.solve_grids(g)
+    assert [_status(out, i) for i in range(3)] == ["solved", "malformed", "malformed"]
+    assert out.reasons == {1: "square 0 holds 10, not a digit 0..9",
+                           2: "square 2 holds 260, not a digit 0..9"}
+    assert _status(_solve([PUZZLE[:-1] + "٣"])) == "malformed"
+    for misuse in (lambda: _solve(PUZZLE), lambda: solver.solve_grids(g.astype(float)),
+                   lambda: _solve([PUZZLE], limit=128), lambda: _solve([PUZZLE], limit=0)):
+        with pytest.raises((TypeError, ValueError)):
+            misuse()

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pipeline.sudoku import grid
 from pipeline.sudoku.grid import square_name
 from pipeline.sudoku.rate.board import HOUSE_CELLS
 from pipeline.sudoku.rate.path import (
@@ -81,20 +82,6 @@ class Step:
     eliminations: tuple[tuple[int, int], ...]
 
 
-def _as_grids(puzzles) -> np.ndarray:
-    if isinstance(puzzles, np.ndarray):
-        g = np.ascontiguousarray(puzzles, dtype=np.uint8)
-        return g.reshape(-1, 81) if g.size else np.zeros((0, 81), np.uint8)
-    rows = []
-    for p in puzzles:
-        t = p.strip().replace(".", "0")
-        if len(t) != 81 or not t.isdigit():
-            rows.append(np.full(81, 255, np.uint8))  # rated invalid
-        else:
-            rows.append(np.frombuffer(t.encode(), np.uint8) - ord("0"))
-    return np.array(rows, np.uint8).reshape(-1, 81)
-
-
 RECORD_STEP = 256  # puzzles whose paths are recorded at a time (26 KB of records each)
 
 
@@ -156,7 +143,16 @@ def rate_grids(puzzles: np.ndarray, solutions: np.ndarray,
     s = np.ascontiguousarray(solutions, dtype=np.uint8)
     if p.ndim != 2 or p.shape[1] != 81 or p.shape != s.shape:
         raise ValueError(f"expected two (n, 81) arrays, got {p.shape} and {s.shape}")
-    return _result(*_run(p, s, budget, paths))
+    return _result(*_run(p, s, _budget(budget), paths))
+
+
+def _budget(budget: int) -> int:
+    """The effort budget; 0 (as on the command line) is the default."""
+    if isinstance(budget, bool) or not isinstance(budget, int | np.integer) \
+            or not 0 <= budget < 1 << 62:
+        raise ValueError(f"budget: a whole number of effort units from 0 (the default, "
+                         f"{DEFAULT_BUDGET:,}) to 2^62, not {budget!r}")
+    return int(budget) or DEFAULT_BUDGET
 
 
 def _solved(grids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -171,8 +167,9 @@ def _solved(grids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def rate(puzzles: Sequence[str] | np.ndarray, budget: int = DEFAULT_BUDGET) -> RateResult:
     """Rate puzzles (81-character strings or u1[n, 81]); each is solved by the engine
     first, and one without exactly one solution is `invalid`."""
-    grids = _as_grids(puzzles)
+    grids, malformed = grid.checked_batch(puzzles)
     sols, unique = _solved(grids)
+    unique[list(malformed)] = False
     result = rate_grids(np.where(unique[:, None], grids, 0), sols, budget)
     bad = ~unique
     for name in ("er", "ep", "ed", "technique", "steps", "reached"):
@@ -183,11 +180,12 @@ def rate(puzzles: Sequence[str] | np.ndarray, budget: int = DEFAULT_BUDGET) -> R
 
 def path(puzzle: str | np.ndarray, budget: int = DEFAULT_BUDGET) -> list[Step]:
     """The steps that rate one puzzle, in order (as far as they went)."""
-    grids = _as_grids([puzzle] if isinstance(puzzle, str) else puzzle)[:1]
+    grids, malformed = grid.checked_batch([puzzle] if isinstance(puzzle, str) else puzzle)
+    grids = grids[:1]
     sols, unique = _solved(grids)
-    if not unique[0]:
+    if not len(grids) or not unique[0] or malformed:
         return []
-    return _run(grids, sols, budget, True)[1][0]
+    return _run(grids, sols, _budget(budget), True)[1][0]
 
 
 _HOUSE = ("row", "column", "block")

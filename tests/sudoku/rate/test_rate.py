@@ -100,6 +100,27 @@ def test_invalid_input():
     assert [rate.STATUS_NAMES[s] for s in result.status] == ["invalid"] * 3
 
 
+def test_what_is_not_a_puzzle_is_its_row_s_fault_and_misuse_is_refused():
+    """Digits that are not ASCII (`²`, Arabic `٣`: str.isdigit says yes) and array values
+    outside 0..9 make their rows invalid, never the batch's crash nor another puzzle (260
+    was wrapped to 4); one string, a float array or a budget past int64 are refused."""
+    good = next(r["puzzle"] for r in OWN if 30 <= _tenths(r["er"]) < EXACT_BELOW)
+    result = rate.rate([good, good[:-1] + "²", good[:-1] + "٣", good])
+    assert [rate.STATUS_NAMES[s] for s in result.status] == ["ok", "invalid", "invalid", "ok"]
+    grids = np.array([[int(c) if c.isdigit() else 0 for c in good]] * 3, np.int64)
+    grids[1, 2] += 256
+    grids[2, 5] = -1
+    result = rate.rate(grids)
+    assert [rate.STATUS_NAMES[s] for s in result.status] == ["ok", "invalid", "invalid"]
+    assert rate.path(good[:-1] + "²") == []
+    assert rate.rate([good], budget=0).er[0] == rate.rate([good]).er[0]  # 0: the default
+    for misuse in (lambda: rate.rate(good), lambda: rate.rate(grids.astype(float)),
+                   lambda: rate.rate([good], budget=10**30),
+                   lambda: rate.rate([good], budget=-1)):
+        with pytest.raises((TypeError, ValueError)):
+            misuse()
+
+
 def test_batch_equals_one_by_one():
     puzzles = [r["puzzle"] for r in OWN[:40]]
     batch = rate.rate(puzzles)
