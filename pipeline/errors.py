@@ -79,10 +79,12 @@ class InputChanged(RunFailed):
 class Stopped(PipelineError):
     """Ctrl-C or SIGTERM stopped the command."""
 
-    def __init__(self, signum: int):
+    def __init__(self, signum: int, resumable: bool = True):
         name = signal.Signals(signum).name
-        super().__init__(f"stopped by {name}; run the same command again to resume")
+        super().__init__(f"stopped by {name}" + ("; run the same command again to resume"
+                                                 if resumable else ""))
         self.signum = signum
+        self.resumable = resumable
 
 
 class WorkerLost(Exception):

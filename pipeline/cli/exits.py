@@ -59,12 +59,15 @@ def say(message: str) -> None:
     click.echo(f"pipeline: error: {visible(scrub(message))}", err=True)
 
 
-def stopped(signum: int) -> None:
-    """Say that a stop signal ended the command, and leave at once: a second Ctrl-C during
+def stopped(signum: int, resumable: bool | None = None) -> None:
+    """Say that a stop signal ended the command (and, for `run`, that the same command
+    resumes it: the other commands start over), and leave at once: a second Ctrl-C during
     the interpreter's own shutdown (which puts the default handler back) would otherwise
     kill us after the line."""
     lifecycle.ignore_stops()
-    exc = Stopped(signum)
+    if resumable is None:
+        resumable = sys.argv[1:2] == ["run"]
+    exc = Stopped(signum, resumable)
     say(exc.message)
     lifecycle.exit_now(exit_code(exc))
 
@@ -89,7 +92,7 @@ def main() -> None:
         say(f"{exc.format_message()}{hint}")
         code = 2
     except Stopped as exc:
-        stopped(exc.signum)
+        stopped(exc.signum, exc.resumable)
     except PipelineError as exc:
         say(exc.message)
         code = exit_code(exc)

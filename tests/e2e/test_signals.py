@@ -132,6 +132,20 @@ def test_a_stop_signal_early_in_start_up(tmp_path, sig, code, after):
     assert f"stopped by {sig.name}" in one_line(err)
 
 
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_stopped_tool_that_starts_over_promises_no_resume(tmp_path, sig, code):
+    """`generate` (as `augment`, `dedup`, ...) starts over when run again: a stop says so
+    by not promising a resume, as `run`'s does, and leaves no output."""
+    proc = start(["generate", "-n", "10000000", "-o", "g.csv", "--seed", "1"], tmp_path)
+    _wait_for_our_handlers(proc)
+    time.sleep(0.5)
+    proc.send_signal(sig)
+    got, _, err = finish(proc)
+    assert got == code, err
+    assert one_line(err) == f"pipeline: error: stopped by {sig.name}"
+    assert not (tmp_path / "g.csv").exists()
+
+
 @pytest.mark.parametrize("point", ["after-plan", "before-stats"])
 def test_ctrl_c_while_planning_or_writing_the_stats(tmp_path, big, point):
     proc, hooks = start_big_at(point, tmp_path, big)
