@@ -34,34 +34,34 @@ def format_of(output: str, option: str = "--output") -> str:
 
 
 def check_output(output: str, run_dir=None, is_folder: bool = False,
-                 allowed: frozenset[str] = frozenset(), reads: tuple[str, ...] = ()
-                 ) -> Location:
+                 allowed: frozenset[str] = frozenset(), reads: tuple[str, ...] = (),
+                 option: str = "--output") -> Location:
     """The output's location; UsageError for a folder given as a file, a missing parent
     folder, one of the files the command reads (`reads`), or one of a run folder's own
     files or folders (`allowed` aside), or a place inside them: it would become part of a
     run, or replace one (a part, its stats)."""
     loc = as_location(output)
-    _not_read(output, loc, reads)
+    _not_read(output, loc, reads, option)
     if not loc.local:
         return loc
     reclaim(loc.path if is_folder else os.path.dirname(loc.path) or ".")
-    _not_a_runs_own(output, os.path.realpath(loc.path), allowed)
+    _not_a_runs_own(output, os.path.realpath(loc.path), allowed, option)
     if run_dir is not None and (run := as_location(run_dir)).local and is_folder \
             and os.path.realpath(loc.path) == os.path.realpath(run.path):
-        raise UsageError(f"--output {output}: the run folder itself")
+        raise UsageError(f"{option} {output}: the run folder itself")
     if is_folder:
         if os.path.exists(loc.path) and not os.path.isdir(loc.path):
-            raise UsageError(f"--output {output}: is a file, not a folder")
+            raise UsageError(f"{option} {output}: is a file, not a folder")
         return loc
     if os.path.isdir(loc.path):
-        raise UsageError(f"--output {output}: is a folder, not a file")
+        raise UsageError(f"{option} {output}: is a folder, not a file")
     parent = os.path.dirname(loc.path)
     if not os.path.isdir(parent):
-        raise UsageError(f"--output {output}: folder {parent} does not exist")
+        raise UsageError(f"{option} {output}: folder {parent} does not exist")
     return loc
 
 
-def _not_read(output: str, loc: Location, reads: tuple[str, ...]) -> None:
+def _not_read(output: str, loc: Location, reads: tuple[str, ...], option: str) -> None:
     """UsageError when the output is one of the inputs: writing it would destroy what is
     being read (and a leak check written over its own train file would then pass)."""
     for given in reads:
@@ -71,11 +71,11 @@ def _not_read(output: str, loc: Location, reads: tuple[str, ...]) -> None:
         same = (os.path.realpath(read.path) == os.path.realpath(loc.path)
                 if read.local and loc.local else read.url == loc.url)
         if same:
-            raise UsageError(f"--output {output}: is also an input ({read.shown}); "
+            raise UsageError(f"{option} {output}: is also an input ({read.shown}); "
                              "write it elsewhere")
 
 
-def _not_a_runs_own(output: str, real: str, allowed: frozenset[str]) -> None:
+def _not_a_runs_own(output: str, real: str, allowed: frozenset[str], option: str) -> None:
     """UsageError when `real` is a run folder's own entry (results/, stats.parquet, ...)
     or lies inside one, or is a run folder itself; a run folder is one with a manifest."""
     path = real
@@ -86,10 +86,10 @@ def _not_a_runs_own(output: str, real: str, allowed: frozenset[str]) -> None:
         if os.path.exists(os.path.join(parent, runfolder.MANIFEST)):
             name = os.path.basename(path)
             if name in runfolder.OURS and name not in allowed:
-                raise UsageError(f"--output {output}: {'inside ' if path != real else ''}"
+                raise UsageError(f"{option} {output}: {'inside ' if path != real else ''}"
                                  f"the run's {name} ({parent}): a tool never writes there")
         if path == real and os.path.exists(os.path.join(path, runfolder.MANIFEST)):
-            raise UsageError(f"--output {output}: a run folder")
+            raise UsageError(f"{option} {output}: a run folder")
         path = parent
 
 

@@ -556,7 +556,7 @@ def main(folder: str, html_out: str | None = None, no_html: bool = False,
         sys.stdout.flush()
         return None
     if not no_html:
-        loc = (check_output(html_out, allowed=frozenset({REPORT})) if html_out
+        loc = (check_output(html_out, allowed=frozenset({REPORT}), option="--html") if html_out
                else Location(str(folder)).child(REPORT))
         loc.write_atomic(render_html(data).encode("utf-8"))
         path = loc.shown

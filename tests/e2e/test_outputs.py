@@ -252,6 +252,8 @@ def test_no_tool_writes_over_a_run_folders_own_files(run_cli, tmp_path):
                      ("dedup", "run", "-o", target), ("augment", "run", "-k", "1", "-o", target)):
             res = run_cli(*args)
             assert res.returncode == 2 and "the run's" in res.stderr, (args, res.stderr)
+            said = "--html" if args[0] == "report" else "--output"  # the option, named
+            assert res.stderr.startswith(f"pipeline: error: {said} {target}: "), res.stderr
     assert {p: (tmp_path / p).read_bytes() for p in before} == before
     res = run_cli("split", "run", "--fractions", "0.5,0.5", "-o", "run")
     assert res.returncode == 2 and "a run folder" in res.stderr, res.stderr
