@@ -263,10 +263,11 @@ def throughput_points(data: RunData) -> tuple[list[tuple[float, float]], str]:
 @dataclass
 class Rate:
     """The run's rows/s as the run computed it (stats.parquet): the rows its last invocation
-    solved per second of that invocation; rows reused by a resume are not counted."""
+    went through (whatever their status) per second of that invocation; rows reused by a
+    resume are not counted."""
 
     rows_per_second: float
-    solved: int  # rows solved by the last invocation
+    rows: int  # rows the last invocation went through
     seconds: float
     reused: int
 
@@ -282,8 +283,9 @@ def run_rate(data: RunData) -> Rate | None:
 
 
 def rate_text(rate: Rate) -> str:
-    """'3,000 rows solved in 1.34 s (2,234 rows/s)', and the rows reused, if any."""
-    return (f"{rate.solved:,} rows solved in {rate.seconds:.2f} s ({rate.rows_per_second:,.0f} "
+    """'3,000 rows in 1.34 s (2,234 rows/s)', and the rows reused, if any (the statuses are
+    the table's: 'solved' would be read as the count of that status)."""
+    return (f"{rate.rows:,} rows in {rate.seconds:.2f} s ({rate.rows_per_second:,.0f} "
             "rows/s)" + (f"; {rate.reused:,} rows reused from before (not counted)"
                          if rate.reused else ""))
 

@@ -147,6 +147,8 @@ def test_one_rows_per_second_for_a_run_and_a_resumed_run(tmp_path):
     stats, (overview, card, terminal, said, _) = _figures(out)
     assert overview == card == terminal == f"{stats['rows_per_second']:,.0f}"
     assert "reused" not in said
+    # the rows gone through, whatever their status ("N rows solved" read as a status count)
+    assert f"{stats['rows']:,} rows in " in said and " rows solved" not in said
     parts = sorted((out / "results").glob("part-*.parquet"))
     parts[1].unlink()
     (out / "_SUCCESS").unlink()
