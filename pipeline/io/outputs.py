@@ -103,7 +103,7 @@ def defuse(text: str) -> str:
     return f"'{text}" if text.startswith(FORMULA_START) else text
 
 
-def _defused(table):
+def defused(table):
     """A table's strings (values and column names) defused for a CSV."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -113,7 +113,8 @@ def _defused(table):
     for col in table.columns:
         if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
             risky = pc.match_substring_regex(col, pattern)
-            col = pc.if_else(risky, pc.binary_join_element_wise("'", col, ""), col)
+            quote, empty = pa.scalar("'", col.type), pa.scalar("", col.type)  # large too
+            col = pc.if_else(risky, pc.binary_join_element_wise(quote, col, empty), col)
         columns.append(col)
     return pa.table(columns, names=[defuse(n) for n in table.column_names])
 
@@ -163,7 +164,7 @@ class TableWriter:
 
     def write(self, table) -> None:
         if table.num_rows:
-            self._w.write(_defused(table) if self._csv else table)
+            self._w.write(defused(table) if self._csv else table)
             self.rows += table.num_rows
 
     def close(self) -> None:

@@ -10,6 +10,7 @@ import polars as pl
 
 from pipeline.errors import UsageError
 from pipeline.io import runfolder
+from pipeline.io.outputs import defused
 from pipeline.io.terminal import visible
 from pipeline.sudoku.grade import parse_ser_band, ser_band_text
 
@@ -50,8 +51,9 @@ def main(folder: str, statuses: list[str], limit: int = 20, fmt: str = "table",
         for b in runfolder.part_batches(p, columns):
             got = pl.from_arrow(b).filter(keep)
             total += got.height
-            if sort != "input" and limit:
-                got = got.top_k(limit, by=sort)
+            if sort != "input" and limit:  # each batch's first rows in the final order
+                got = got.sort(sort, "source", "row", descending=[True, False, False],
+                               nulls_last=True).head(limit)
             chosen.append(got)
     # (no part at all, an empty or unfinished run: no rows, said as for a run without them)
     matched = (pl.concat(chosen, how="vertical_relaxed") if chosen
@@ -60,8 +62,8 @@ def main(folder: str, statuses: list[str], limit: int = 20, fmt: str = "table",
                else matched.sort(sort, "source", "row", descending=[True, False, False],
                                  nulls_last=True))
     frame = matched.head(limit) if limit else matched
-    if fmt == "csv":
-        text = frame.write_csv()
+    if fmt == "csv":  # (defused, as every tool's CSV: a cell a spreadsheet would run)
+        text = pl.from_arrow(defused(frame.to_arrow())).write_csv()
         print(visible(text) if sys.stdout.isatty() else text, end="")
     elif fmt == "json":
         for row in frame.iter_rows(named=True):

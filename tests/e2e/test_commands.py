@@ -79,6 +79,16 @@ def test_show_the_rows_of_a_status(run_cli, tmp_path):
     assert run_cli("show", "nowhere").returncode == 2
 
 
+def test_show_csv_is_defused_as_every_tool_s_csv(run_cli, tmp_path):
+    """A cell a spreadsheet would run as a formula (a source named `=cmd.csv`) gets a
+    leading apostrophe in show's CSV, as in dedup's, split's, ..."""
+    (tmp_path / "=cmd.csv").write_text(f"puzzle\n{PUZZLE}\nbad\n")
+    assert run_cli("run", "-i", "=cmd.csv", "-o", "out", "-q").returncode == 0
+    res = run_cli("show", "out", "-f", "csv")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines()[1].startswith("'=cmd.csv,1,malformed,"), res.stdout
+
+
 def test_show_on_a_run_without_rows_says_so(run_cli, tmp_path):
     """An empty input's run has no part with rows: show says there is no such row, and its
     CSV is the header alone (it printed nothing at all)."""

@@ -145,6 +145,15 @@ def test_show_filters_by_band_and_sorts_hardest_first(rated_dir, run_cli):
     rows = [json.loads(line) for line in res.stdout.splitlines()]
     assert [r["ser"] for r in rows] == sorted(rated["ser"].to_list(), reverse=True)[:3]
     assert rows[0]["ser"] == hi
+    # ties go in input order, whatever --limit keeps (each batch's top was picked by ser
+    # alone, so a limited list could hold a later row of a tie than the whole list did)
+    whole = [json.loads(line) for line in run_cli("show", "out", "--sort", "ser", "--limit",
+                                                   "0", "-f", "json", cwd=rated_dir).stdout.splitlines()]
+    assert whole == sorted(whole, key=lambda r: (-(r["ser"] or -1), r["source"], r["row"]))
+    for k in (1, 5, 17):
+        res = run_cli("show", "out", "--sort", "ser", "--limit", str(k), "-f", "json",
+                      cwd=rated_dir)
+        assert [json.loads(line) for line in res.stdout.splitlines()] == whole[:k]
     band = f"{hi - 0.5:.1f}-{hi:.1f}"
     res = run_cli("show", "out", "--ser", band, "--limit", "0", "-f", "csv", cwd=rated_dir)
     assert res.returncode == 0, res.stderr
