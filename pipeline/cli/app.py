@@ -469,7 +469,7 @@ def split(
     names: Annotated[str | None, typer.Option(
         metavar="NAME,...", help="The splits' names [default: all for one, train,test for two, "
         "train,val,test for three, else split0,split1,...].")] = None,
-    seed: Annotated[int, typer.Option(metavar="N", min=0,
+    seed: Annotated[int, typer.Option(metavar="N", min=0, max=2**64 - 1,
                                       help="The same seed gives the same split.")] = 0,
     format: Annotated[str, typer.Option(
         "--format", "-f", click_type=click.Choice(["parquet", "csv"]),
@@ -523,7 +523,7 @@ def augment(
                                         help="Random equivalents per solved row.")],
     output: Annotated[str, typer.Option(
         "--output", "-o", metavar="FILE", help="Where to write: .csv, .csv.gz or .parquet.")],
-    seed: Annotated[int, typer.Option(metavar="N", min=0,
+    seed: Annotated[int, typer.Option(metavar="N", min=0, max=2**64 - 1,
                                       help="The same seed gives the same file.")] = 0,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing.")] = False,
 ) -> None:

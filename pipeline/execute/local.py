@@ -150,7 +150,8 @@ class LocalExecutor(Executor):
                  stall_timeout: float = STALL_TIMEOUT):
         most, why = machine_holds()
         if workers > most:
-            log.warning("%d workers asked for: %d started, what this machine holds (%s)",
+            # (at most: fewer start when the run has fewer ranges, which the log says)
+            log.warning("%d workers asked for: at most %d, what this machine holds (%s)",
                         workers, most, why)
         self.workers = max(1, min(workers, most))
         self.stall_timeout = stall_timeout

@@ -112,19 +112,15 @@ def parse_fractions(fractions) -> list[float]:
                              "0.8,0.1,0.1") from None
     else:
         values = [float(x) for x in fractions]
+        items = [repr(v).removesuffix(".0") for v in values]  # (shortest exact: not 1)
+    shown = ",".join(items)  # as given: 1e-400 is not shown as 0, nor 1.0000001 as 1
     if not values:
         raise UsageError("--fractions: give at least one fraction")
     if not all(math.isfinite(v) and 0 < v <= 1 for v in values):
-        raise UsageError(f"--fractions {_show(values)}: each must be above 0 and at most 1")
+        raise UsageError(f"--fractions {shown}: each must be above 0 and at most 1")
     if abs(sum(values) - 1) > 1e-6:
-        raise UsageError(f"--fractions {_show(values)}: they add up to {sum(values):.10g}, "
-                         "not 1")
+        raise UsageError(f"--fractions {shown}: they add up to {sum(values):.10g}, not 1")
     return values
-
-
-def _show(values: list[float]) -> str:
-    """The fractions as given (shortest exact form: 1.0000001 is not shown as 1)."""
-    return ",".join(repr(v).removesuffix(".0") for v in values)
 
 
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")

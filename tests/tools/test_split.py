@@ -115,6 +115,15 @@ def test_usage_errors(planted, tmp_path):
         split.parse_fractions("1.0000001")
     with pytest.raises(UsageError, match=r"0\.5,0\.50001: they add up to 1\.00001, not 1"):
         split.parse_fractions("0.5,0.50001")
+    with pytest.raises(UsageError, match=r"--fractions 1e-400,1: each must be"):
+        split.parse_fractions("1e-400, 1")
+    from conftest import invoke
+
+    # a seed past 64 bits was taken modulo 2^64 (the same split as --seed 0, recorded as
+    # the big one)
+    res = invoke(["split", str(run), "--fractions", "1", "-o", str(tmp_path / "s"),
+                  "--seed", str(2**64)])
+    assert res.returncode == 2 and not (tmp_path / "s").exists()
     with pytest.raises(UsageError, match="2 names for 3"):
         split.split(run, "0.8,0.1,0.1", "a,b", 1, str(tmp_path / "s"))
     with pytest.raises(UsageError, match="twice"):
