@@ -81,6 +81,9 @@ def run_incremental(settings: Settings, warehouse: str | None,
     if not root.loc.local and root.loc.url.split("://", 1)[0].lower() not in CONDITIONAL_STORES:
         raise UsageError(f"--incremental: a warehouse at {root.shown} cannot be locked (a "
                          f"local folder or {', '.join(CONDITIONAL_STORES)}:// can)")
+    if root.loc.child(runfolder.MANIFEST).exists():  # its files are a run's, not files'
+        raise UsageError(f"--incremental: {root.shown} is a run folder, not a warehouse; "
+                         "give another folder")
     paths, _ = outside(resolve(settings.inputs), root.loc)
     globbed = set(paths) - set(settings.inputs)  # what a glob found exists, or did
     for path in paths:

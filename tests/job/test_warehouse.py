@@ -125,6 +125,17 @@ def test_fail_on_counts_across_the_files_processed(tmp_path, run_cli):
     assert res.returncode == 1 and summary["failing"] == ["invalid"]
 
 
+def test_a_run_folder_is_not_a_warehouse(tmp_path, run_cli):
+    """--incremental into a run folder wrote its catalog and per-file folders inside the
+    run (the other way round, a run into a warehouse, is refused as a folder of others')."""
+    _inbox(tmp_path)
+    assert run_cli("run", "--input", "inbox/a.txt", "--output", "run", "-q").returncode == 0
+    before = sorted(p.name for p in (tmp_path / "run").iterdir())
+    res = run_cli("run", "--input", "inbox/*", "--output", "run", "--incremental")
+    assert res.returncode == 2 and "is a run folder, not a warehouse" in res.stderr
+    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == before
+
+
 def test_incremental_needs_an_output_folder_and_files(tmp_path, run_cli):
     _inbox(tmp_path)
     res = run_cli("run", "--input", "inbox/a.txt", "--incremental")
