@@ -113,6 +113,29 @@ class Previous:
                 and not self.parts and not self.finished)
 
 
+# A definition's options, as the command line names them
+_OPTION_NAMES = {"puzzle_column": "--puzzle-column", "solution_column": "--solution-column",
+                 "limit": "--first-solution", "rows": "--limit", "canonical": "--canonical",
+                 "rate": "--rate", "rate_budget": "--rate-budget", "trace": "--trace",
+                 "timings": "--timings"}
+
+
+def differences(before: dict, now: dict) -> str:
+    """What makes two run definitions differ, in the command line's words."""
+    said = []
+    if [i.get("path") for i in before.get("inputs", [])] != [i.get("path") for i in
+                                                             now.get("inputs", [])]:
+        said.append("other inputs")
+    elif before.get("inputs") != now.get("inputs") or before.get("layouts") != now.get(
+            "layouts"):
+        said.append("inputs of other content")
+    options = sorted({*before, *now} - {"inputs", "layouts"})
+    if before.get("rate") != now.get("rate"):  # (the budget goes with --rate)
+        options.remove("rate_budget")
+    said += [f"other {_OPTION_NAMES.get(k, k)}" for k in options if before.get(k) != now.get(k)]
+    return ", ".join(said) or "another definition"
+
+
 class RunFolder:
     """An output folder on local disk or in an object store."""
 
@@ -275,7 +298,7 @@ class RunFolder:
                 shown = ", ".join(sorted(prev.foreign)[:3]) or "results"
                 why_not = f"holds other files ({shown})"
             else:
-                why_not = "holds a different run (other inputs, columns or limit)"
+                why_not = f"holds a different run ({differences(before, definition)})"
             raise DefinitionMismatch(
                 f"output folder {self.shown} {why_not}; use --overwrite to replace it")
         self.clear()

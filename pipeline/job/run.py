@@ -252,10 +252,19 @@ def options(settings: Settings) -> dict:
         "limit": settings.solution_limit,
         "rows": settings.limit,
         "canonical": settings.canonical,
-        # (only with --rate: the definition of a run without it has no such keys)
-        **({"rate": True, "rate_budget": settings.rate_budget} if settings.rate else {}),
+        # (keys only where the option is not its default: the definition of a run made
+        # before the key was added still matches; --rate-budget at its default is 0)
+        **({"rate": True, "rate_budget": _budget(settings.rate_budget)} if settings.rate
+           else {}),
         **({"trace": True} if settings.trace else {}),
+        **({"timings": False} if not settings.timings else {}),  # solve_us null or not
     }
+
+
+def _budget(budget: int) -> int:
+    from pipeline.sudoku.rate import DEFAULT_BUDGET
+
+    return 0 if budget == DEFAULT_BUDGET else budget
 
 
 def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, definition: dict,

@@ -339,3 +339,15 @@ def test_a_result_part_whose_trace_is_lost_is_made_again(traced_dir, tmp_path):
 def test_trace_needs_rate(tmp_path):
     code, _, err = run(["run", "-i", str(SAMPLE_CSV), "-o", "out", "--trace"], tmp_path)
     assert code == 2 and "--rate" in err
+
+
+def test_the_default_budget_given_is_the_same_run(rated_dir, run_cli):
+    """--rate-budget at the rater's default is the run made without it (it was refused as
+    a different run); another budget is a different run, named."""
+    from pipeline.sudoku.rate import DEFAULT_BUDGET
+
+    args = ["run", "-i", "in.txt", "-o", "out", "--rate", "--chunk-size", "150"]
+    res = run_cli(*args, "--rate-budget", str(DEFAULT_BUDGET), cwd=rated_dir)
+    assert res.returncode == 0 and "already done" in res.stderr, res.stderr
+    res = run_cli(*args, "--rate-budget", "5000", cwd=rated_dir)
+    assert res.returncode == 2 and "(other --rate-budget)" in res.stderr, res.stderr

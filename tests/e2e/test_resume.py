@@ -213,9 +213,13 @@ def test_different_definition_needs_overwrite(run_cli, tmp_path):
     assert run_cli("run", "-i", a, "-o", out, "--workers", "1").returncode == 0
     res = run_cli("run", "-i", a, "-o", out, "--workers", "1", "--first-solution")
     assert res.returncode == 2 and "--overwrite" in res.stderr
+    # the message names what differs (it said "other inputs, columns or limit" of all)
+    assert "holds a different run (other --first-solution)" in res.stderr
+    res = run_cli("run", "-i", a, "-o", out, "--workers", "1", "--no-timings", "--canonical")
+    assert "(other --canonical, other --timings)" in res.stderr
     a.write_text(LEET + "\n")  # same path, other content
     res = run_cli("run", "-i", a, "-o", out, "--workers", "1")
-    assert res.returncode == 2
+    assert res.returncode == 2 and "(inputs of other content)" in res.stderr
     assert (out / "_SUCCESS").exists()  # the old run is untouched
     res = run_cli("run", "-i", a, "-o", out, "--workers", "1", "--overwrite")
     assert res.returncode == 0, res.stderr
