@@ -145,6 +145,9 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     if not isinstance(table, dict):
         raise UsageError(f"config file {path}: run = {table!r}: [run] is a table of "
                          f"settings")
+    if "run" in data and len(data) > 1:  # (read, they would be ignored without a word)
+        raise UsageError(f"config file {path}: setting(s) outside its [run] table: "
+                         f"{', '.join(sorted(set(data) - {'run'}))}")
     unknown = sorted(set(table) - set(NAMES))
     if unknown:
         raise UsageError(f"config file {path}: unknown setting(s): {', '.join(unknown)}")
@@ -158,4 +161,16 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
         if not ok:
             raise UsageError(f"config file {path}: {name} = {value!r} is not "
                              f"{_KIND_WORDS[kind]}")
+    for name, value in table.items():  # each value's own check, said of the file (click
+        if name in _PAIRED:  # would blame the flag, or its environment variable)
+            continue
+        try:
+            Settings(**{name: value})
+        except UsageError as exc:
+            raise UsageError(f"config file {path}: {exc.message}") from None
     return table
+
+
+# Settings whose checks are of a pair (--trace needs --rate, ...): the other one may come
+# from the command line
+_PAIRED = {"inputs", "rate", "trace", "first_solution", "scheduler", "executor"}

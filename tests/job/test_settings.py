@@ -104,11 +104,18 @@ def test_bad_values_are_usage_errors(settings_of, flags, env, words):
     ("[run]\nfail_on = 3\n", "fail_on = 3 is not a list or a comma-separated string"),
     ("[run]\nbogus = 1\n", "unknown setting(s): bogus"),
     ("[run\n", "config file"),
+    # a value out of range is the file's (click blamed --chunk-size and its variable)
+    ("[run]\nchunk_size = 0\n", "bad.toml: chunk size must be 1 to"),
+    ("[run]\ncompression = \"gzip\"\n", "bad.toml: --compression: 'gzip' is not one of"),
+    ("[run]\nlog_level = \"TRACE\"\n", "bad.toml: --log-level: 'TRACE' is not one of"),
+    ("[run]\nfail_on = [\"x\"]\n", "bad.toml: --fail-on: unknown status 'x'"),
+    ("limit = 2\n[run]\nworkers = 1\n", "outside its [run] table: limit"),  # was ignored
 ])
 def test_bad_config_files(settings_of, tmp_path, text, words):
     (tmp_path / "bad.toml").write_text(text)
     res = settings_of("-c", tmp_path / "bad.toml")
-    assert res.returncode == 2 and words in res.stderr
+    assert res.returncode == 2 and words in res.stderr, res.stderr
+    assert "PIPELINE_" not in res.stderr  # no variable was set: none is blamed
     res = settings_of("-c", tmp_path / "missing.toml")
     assert res.returncode == 2 and "not found" in res.stderr
 
