@@ -355,6 +355,9 @@ def _fixed_fields(text: pa.Array, reasons: dict[int, str], shape: Shape) -> dict
     cols = {"puzzle": puzzle}
     for i, name in shape.carried:  # null where the record has not the file's tokens
         cols[name] = _spread(pc.list_element(split, i), good, text.type)
+    if shape.solution_field is not None:
+        cols["expected_solution"] = _spread(pc.list_element(split, shape.solution_field),
+                                            good, text.type)
     return cols
 
 

@@ -115,11 +115,21 @@ def detect(head: bytes, name: str, at_end: bool, puzzle_column: str | None = Non
     if layouts:  # the other tokens are carried, named as a headerless CSV's columns
         n_tokens, puzzle = _most_common(layouts)
         names = [f"column_{i + 1}" for i in range(n_tokens)]
+        solution = None
+        if solution_column is not None:  # a field named as the others are: column_N
+            if solution_column not in names or names.index(solution_column) == puzzle:
+                raise InputError(f"{name}: no solution column {solution_column!r} (its "
+                                 f"fields: {', '.join(names)}; column_{puzzle + 1} is the "
+                                 "puzzle)")
+            solution = names.index(solution_column)
         taken: set[str] = set()
         carried = tuple((i, unique_name(n, taken, set(reserved)))
-                        for i, n in enumerate(names) if i != puzzle)
-        return Shape("fixed", n_fields=n_tokens, puzzle_field=puzzle, start=start,
-                      data_start=data_start, carried=carried, columns=tuple(names))
+                        for i, n in enumerate(names) if i not in (puzzle, solution))
+        return Shape("fixed", n_fields=n_tokens, puzzle_field=puzzle, solution_field=solution,
+                     start=start, data_start=data_start, carried=carried, columns=tuple(names))
+    if solution_column is not None:  # (a typo would leave expected_match null unnoticed)
+        raise InputError(f"{name}: no solution column {solution_column!r} (a puzzle a line: "
+                         "no other field)")
     return Shape("text", start=start, data_start=data_start)
 
 
@@ -277,7 +287,7 @@ def find_column(names: list[str], wanted: str | None, defaults: tuple[str, ...],
 def no_puzzle_column(file_name: str, names: list[str]) -> InputError:
     """The error of an input in which no column holds the puzzles."""
     return InputError(f"{file_name}: no puzzle column found (none is named "
-                      f"{'/'.join(PUZZLE_NAMES[:6])} and none holds 81-character puzzles; "
+                      f"{'/'.join(PUZZLE_NAMES)} and none holds 81-character puzzles; "
                       f"columns: {', '.join(names)})")
 
 

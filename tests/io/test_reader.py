@@ -75,6 +75,23 @@ def test_puzzle_and_solution_columns_given(make_input):
     assert frame["a"].to_list() == [LEET]
 
 
+def test_a_solution_column_is_named_in_every_shape_or_refused(make_input):
+    """Fixed-width fields are named column_N, the solution's too; a name no field has, on
+    any shape, is an input error (text and fixed-width took any name without a word, and
+    expected_match was null)."""
+    path = make_input("f.txt", f"x1 {PUZZLE} {SOLUTION} 7.2\nx2 {LEET} {SOLUTION} 1.0\n")
+    frame, _, shape = read(path, solution_column="column_3")
+    assert shape.kind == "fixed" and frame["expected_solution"].to_list() == [SOLUTION] * 2
+    assert frame.columns == ["row", "puzzle", "column_1", "column_4", "expected_solution"]
+    for wrong in ("nope", "column_2", "column_9"):
+        with pytest.raises(InputError, match=f"no solution column '{wrong}' \\(its fields: "
+                                             "column_1, column_2, column_3, column_4; "
+                                             "column_2 is the puzzle\\)"):
+            read(path, solution_column=wrong)
+    with pytest.raises(InputError, match="no solution column 'x' \\(a puzzle a line"):
+        read(make_input("t.txt", f"{PUZZLE}\n{LEET}\n"), solution_column="x")
+
+
 def test_named_column_missing_is_an_input_error(make_input):
     path = make_input("g.csv", f"a,b\n{PUZZLE},x\n")
     with pytest.raises(InputError, match="no puzzle column 'zz'"):
