@@ -8,7 +8,8 @@
          refused, the others done (the Summary says so)
     3    the run failed (RunFailed, InputChanged), an object store failed, or an internal
          error
-    128+N  stopped by signal N (Stopped: 130 for Ctrl-C, 143 for SIGTERM)
+    128+N  stopped by signal N (Stopped: 130 for Ctrl-C, 143 for SIGTERM); 141 when the
+           reader of standard output went away (`| head`), as SIGPIPE ends a process
 
 Every failure is one line on stderr, `pipeline: error: ...`, with the secrets of any URL in
 it removed, and never a traceback.
@@ -101,6 +102,13 @@ def main() -> None:
         code = exc.exit_code
     except (KeyboardInterrupt, click.exceptions.Abort, Interrupted) as stop:
         stopped(getattr(stop, "signum", signal.SIGINT))
+    except SystemExit as done:
+        # click ends a command whose standard output lost its reader (`| head`) with 1,
+        # which here says "some puzzle not solved": 141, as SIGPIPE ends a process
+        from click.utils import PacifyFlushWrapper
+
+        code = 128 + signal.SIGPIPE if isinstance(sys.stdout, PacifyFlushWrapper) \
+            else done.code
     except Exception as exc:  # the last line of defence: one line, no traceback
         logging.getLogger("pipeline").debug("internal error", exc_info=True)
         said = store_failure(exc)

@@ -193,3 +193,21 @@ def test_every_non_zero_exit_says_why_on_stderr_and_in_the_run_log(tmp_path, big
     last = records[-1]
     assert last["level"] == "ERROR" and line.endswith(last["message"]), (line, last)
     assert line in (f"pipeline: error: {last['message']}", f"pipeline: {last['message']}")
+
+
+def test_a_reader_that_goes_away_is_141_not_a_status(tmp_path):
+    """`pipeline solve - | head -1`: the closed pipe ended it with 1, which `solve` means
+    as "some puzzle has no solution"; it is 141, as SIGPIPE ends a process, and silent."""
+    import subprocess
+
+    from conftest import pipeline_command
+
+    (tmp_path / "in.txt").write_text("\n".join([PUZZLE] * 20_000) + "\n")
+    with open(tmp_path / "in.txt", "rb") as given:  # (a file: no pipe of ours to fill)
+        proc = subprocess.Popen([*pipeline_command(), "solve", "-", "--format", "line"],
+                                stdin=given, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, cwd=tmp_path)
+    assert len(proc.stdout.readline()) == 82
+    proc.stdout.close()
+    assert proc.wait(timeout=120) == 141
+    assert proc.stderr.read() == b""
