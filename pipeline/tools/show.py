@@ -77,7 +77,7 @@ def main(folder: str, statuses: list[str], limit: int = 20, fmt: str = "table",
             else statuses[0]
         if ser is not None:
             which += f" with SER {ser_band_text(ser)}"
-        where = visible(run.shown)
+        where = visible(run.shown) + ("" if run.finished else " (unfinished: so far)")
         if total == 0:
             Console().print(Text(f"no row of {where} is {which}"))
             return 0

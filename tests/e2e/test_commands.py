@@ -77,6 +77,9 @@ def test_show_the_rows_of_a_status(run_cli, tmp_path):
     res = run_cli("show", "out")
     assert res.returncode == 0 and "4 of 4" in res.stdout
     assert run_cli("show", "nowhere").returncode == 2
+    (tmp_path / "out" / "_SUCCESS").unlink()  # a run stopped: what it holds so far, said so
+    res = run_cli("show", "out", "--status", "error", env={"COLUMNS": "200"})
+    assert res.stdout.strip() == "no row of out (unfinished: so far) is error"
 
 
 def test_show_csv_is_defused_as_every_tool_s_csv(run_cli, tmp_path):
