@@ -110,7 +110,10 @@ def detect(head: bytes, name: str, at_end: bool, puzzle_column: str | None = Non
     if fixed_column:
         n_tokens = _most_common([len(t.split()) for _, t in lines[int(title):][:_SAMPLE]])
         layouts = [(n_tokens, int(puzzle_column.split("_")[1]) - 1)]
-        if layouts[0][1] >= n_tokens or n_tokens < 2:
+        if layouts[0][1] >= n_tokens >= 2:
+            raise InputError(f"{name}: no puzzle column {puzzle_column!r} (its fields: "
+                             f"{', '.join(f'column_{i + 1}' for i in range(n_tokens))})")
+        if n_tokens < 2:
             return _csv(head, start, at_end, name, puzzle_column, solution_column, reserved)
     if layouts:  # the other tokens are carried, named as a headerless CSV's columns
         n_tokens, puzzle = _most_common(layouts)

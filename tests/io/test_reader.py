@@ -88,6 +88,9 @@ def test_a_solution_column_is_named_in_every_shape_or_refused(make_input):
                                              "column_1, column_2, column_3, column_4; "
                                              "column_2 is the puzzle\\)"):
             read(path, solution_column=wrong)
+    with pytest.raises(InputError, match="no puzzle column 'column_9' \\(its fields: "
+                                         "column_1, column_2, column_3, column_4\\)"):
+        read(path, puzzle_column="column_9")  # (it listed a headerless CSV's one column)
     with pytest.raises(InputError, match="no solution column 'x' \\(a puzzle a line"):
         read(make_input("t.txt", f"{PUZZLE}\n{LEET}\n"), solution_column="x")
 
