@@ -102,13 +102,14 @@ def main() -> None:
         code = exc.exit_code
     except (KeyboardInterrupt, click.exceptions.Abort, Interrupted) as stop:
         stopped(getattr(stop, "signum", signal.SIGINT))
-    except SystemExit as done:
+    except SystemExit:
         # click ends a command whose standard output lost its reader (`| head`) with 1,
         # which here says "some puzzle not solved": 141, as SIGPIPE ends a process
         from click.utils import PacifyFlushWrapper
 
-        code = 128 + signal.SIGPIPE if isinstance(sys.stdout, PacifyFlushWrapper) \
-            else done.code
+        if not isinstance(sys.stdout, PacifyFlushWrapper):
+            raise
+        code = 128 + signal.SIGPIPE
     except Exception as exc:  # the last line of defence: one line, no traceback
         logging.getLogger("pipeline").debug("internal error", exc_info=True)
         said = store_failure(exc)
