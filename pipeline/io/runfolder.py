@@ -113,7 +113,7 @@ class Previous:
                 and not self.parts and not self.finished)
 
 
-# A definition's options, as the command line names them
+# A definition's options (job/run.py's `options`), as the command line names them
 _OPTION_NAMES = {"puzzle_column": "--puzzle-column", "solution_column": "--solution-column",
                  "limit": "--first-solution", "rows": "--limit", "canonical": "--canonical",
                  "rate": "--rate", "rate_budget": "--rate-budget", "trace": "--trace",
@@ -131,7 +131,7 @@ def differences(before: dict, now: dict) -> str:
         said.append("inputs of other content")
     options = sorted({*before, *now} - {"inputs", "layouts"})
     if before.get("rate") != now.get("rate"):  # (the budget goes with --rate)
-        options.remove("rate_budget")
+        options = [k for k in options if k != "rate_budget"]
     said += [f"other {_OPTION_NAMES.get(k, k)}" for k in options if before.get(k) != now.get(k)]
     return ", ".join(said) or "another definition"
 

@@ -245,7 +245,8 @@ def _definition(inputs: list[Input], settings: Settings) -> dict:
 
 
 def options(settings: Settings) -> dict:
-    """The settings that change what a run writes (a run's definition, with its inputs)."""
+    """The settings that change what a run writes (a run's definition, with its inputs;
+    runfolder.differences names each as its flag)."""
     return {
         "puzzle_column": settings.puzzle_column,
         "solution_column": settings.solution_column,
