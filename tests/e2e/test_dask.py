@@ -558,7 +558,11 @@ def _client_processes(pid: int) -> list[int]:
     """The children of `pid` that are Dask client processes (by the name they take)."""
     found = []
     for task in Path(f"/proc/{pid}/task").glob("*"):
-        for child in (task / "children").read_text().split():
+        try:  # a thread of the run may end between the listing and this read
+            children = (task / "children").read_text().split()
+        except OSError:
+            continue
+        for child in children:
             try:
                 if Path(f"/proc/{child}/comm").read_text().strip() == "pipeline-dask":
                     found.append(int(child))
