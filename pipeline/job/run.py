@@ -91,6 +91,8 @@ def _run(settings: Settings, hooks: Hooks) -> Summary:
     run_folder = RunFolder(Location(settings.run_folder(given[0])))
     given, inside = outside(given, run_folder.loc)
     if not given:
+        if run_folder.loc.local and os.path.isfile(run_folder.loc.path):  # (-o the input)
+            raise UsageError(f"--output {run_folder.shown}: is a file, not a folder")
         raise InputError(f"every input is inside the output folder {run_folder.shown}")
     # Inputs first: one that cannot be used leaves no folder behind.
     inputs = [open_input(g, i, settings.puzzle_column or None,

@@ -139,6 +139,11 @@ def test_output_naming_a_file(tmp_path):
     (tmp_path / "afile").write_text("x")
     code, _, err = run(["run", "-i", SAMPLE_CSV, "-o", "afile", "-q"], tmp_path)
     assert code == 2 and "is a file, not a folder" in one_line(err)
+    # the input itself as the output: the same (it said "every input is inside the
+    # output folder afile")
+    code, _, err = run(["run", "-i", "afile", "-o", "afile", "-q"], tmp_path)
+    assert code == 2 and one_line(err) == "pipeline: error: --output afile: is a file, not a folder"
+    assert (tmp_path / "afile").read_text() == "x"
 
 
 @pytest.mark.slow
