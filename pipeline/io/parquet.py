@@ -21,10 +21,10 @@ from pipeline.io.shape import (
     PUZZLE_NAMES,
     SOLUTION_NAMES,
     Shape,
+    carried_columns,
     find_column,
     looks_like_puzzle,
     no_puzzle_column,
-    unique_name,
 )
 from pipeline.io.storage import Location
 
@@ -60,9 +60,7 @@ def detect(loc: Location, name: str, puzzle_column: str | None, solution_column:
     solution = find_column(names, solution_column, SOLUTION_NAMES, "solution", name)
     if solution == puzzle:
         solution = None
-    taken: set[str] = set()
-    carried = tuple((i, unique_name(n, taken, set(reserved))) for i, n in enumerate(names)
-                    if i not in (puzzle, solution))
+    carried = carried_columns(names, (puzzle, solution), reserved)
     return Shape("parquet", n_fields=len(names), puzzle_field=puzzle, solution_field=solution,
                   header=True, carried=carried, columns=tuple(names))
 

@@ -125,9 +125,7 @@ def detect(head: bytes, name: str, at_end: bool, puzzle_column: str | None = Non
                                  f"fields: {', '.join(names)}; column_{puzzle + 1} is the "
                                  "puzzle)")
             solution = names.index(solution_column)
-        taken: set[str] = set()
-        carried = tuple((i, unique_name(n, taken, set(reserved)))
-                        for i, n in enumerate(names) if i not in (puzzle, solution))
+        carried = carried_columns(names, (puzzle, solution), reserved)
         return Shape("fixed", n_fields=n_tokens, puzzle_field=puzzle, solution_field=solution,
                      start=start, data_start=data_start, carried=carried, columns=tuple(names))
     if solution_column is not None:  # (a typo would leave expected_match null unnoticed)
@@ -260,14 +258,9 @@ def _csv(head: bytes, start: int, at_end: bool, name: str, puzzle_column: str | 
                                  and "." not in r[i] for r in whole)), None)
     if solution == puzzle:
         solution = None
-    taken: set[str] = set()
-    carried = []
-    for i, n in enumerate(names):
-        if i in (puzzle, solution):
-            continue
-        carried.append((i, unique_name(n or f"column_{i + 1}", taken, set(reserved))))
+    carried = carried_columns(names, (puzzle, solution), reserved)
     return Shape("csv", n_fields=len(names), puzzle_field=puzzle, solution_field=solution,
-                  header=header, carried=tuple(carried), columns=tuple(names), start=start,
+                  header=header, carried=carried, columns=tuple(names), start=start,
                   data_start=data_start, quoted=quoted, guessed=guessed)
 
 
@@ -292,6 +285,25 @@ def no_puzzle_column(file_name: str, names: list[str]) -> InputError:
     return InputError(f"{file_name}: no puzzle column found (none is named "
                       f"{'/'.join(PUZZLE_NAMES)} and none holds 81-character puzzles; "
                       f"columns: {', '.join(names)})")
+
+
+def carried_columns(names: list[str], skip: tuple, reserved) -> tuple[tuple[int, str], ...]:
+    """(field, name) of the fields carried into the results (all but `skip`): each keeps
+    its own name where it can (the first of a repeated one), the others take _2, _3, ...,
+    never a name the input has itself (`id,id,id_2`: the input's id_2 stays id_2)."""
+    names = [n or f"column_{i + 1}" for i, n in enumerate(names)]
+    kept = [i for i in range(len(names)) if i not in skip]
+    taken: set[str] = set()
+    out: dict[int, str] = {}
+    for i in kept:  # first the names that are free
+        if names[i] not in reserved and names[i] not in taken:
+            out[i] = names[i]
+            taken.add(names[i])
+    taken |= set(names)  # then the others, around every name the input has
+    for i in kept:
+        if i not in out:
+            out[i] = unique_name(names[i], taken, set(reserved))
+    return tuple((i, out[i]) for i in kept)
 
 
 def unique_name(name: str, taken: set[str], reserved: frozenset[str] | set[str] = frozenset()

@@ -114,6 +114,17 @@ def test_clashing_column_names_get_input_prefix(make_input):
     assert frame.row(0) == (0, PUZZLE, "s", "7", "x", "g")
 
 
+def test_a_repeated_name_never_takes_a_name_the_input_has(make_input):
+    """`id,id,id_2`: the input's own id_2 keeps its name (the second id took it, and the
+    input's id_2 came out as id_2_2); the same around our names."""
+    path = make_input("c.csv", f"id,id,id_2,puzzle,status,input_status\n"
+                               f"A,B,C,{PUZZLE},S,T\n")
+    frame, _, _ = read(path)
+    assert frame.columns == ["row", "puzzle", "id", "id_3", "id_2", "input_status_2",
+                             "input_status"]
+    assert frame.row(0) == (0, PUZZLE, "A", "B", "C", "S", "T")
+
+
 @pytest.mark.parametrize("gz", [False, True])
 def test_csv_without_header(make_input, gz):
     rows = [f"{P0},{SOLUTION}", f"{LEET.replace('.', '0')},{LEET_SOLUTION}"] * 3
