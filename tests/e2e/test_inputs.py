@@ -405,7 +405,9 @@ def test_comment_lines_before_a_header(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("header, carried", [
     ("id,id,puzzle", ["id", "id_2"]),
-    ("row,input_row,puzzle", ["input_row", "input_row_2"]),
+    # the input's own input_row keeps its name; its `row` (ours) goes around it
+    ("row,input_row,puzzle", ["input_row_2", "input_row"]),
+    ("id,id,id_2,puzzle", ["id", "id_3", "id_2"]),
     ("status,puzzle,status", ["input_status", "input_status_2"]),
 ])
 def test_clashing_column_names_are_all_carried(tmp_path, header, carried):
