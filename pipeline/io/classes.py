@@ -20,7 +20,8 @@ Memory stays flat by a hash spill, never by holding a run:
   sorted by (u, words, key), a class's rows are adjacent and its first occurrence leads.
   Sorting is by (u, key) alone unless two different forms share a u; then by the words
   too, so counts are exact whatever the hash does. `distinct_classes`, which needs only
-  the (class, source) pairs, walks the rows in u order once instead (`_entries`, compiled).
+  the (class, source) pairs, not their order, walks the rows in u order once instead
+  (`_entries`, compiled).
 * Pass 3 (dedup, split) streams the parts again in input order and reads each row's fate
   from a second spill partitioned by groups of consecutive parts: (key, copies) of the
   first occurrences, or (key, split) of every row. Output rows come in input order.
@@ -394,14 +395,29 @@ class Buckets:
     rows: np.ndarray  # rows per source
     formless: np.ndarray  # rows without a form per source
 
-    def classes(self, b: int) -> tuple[np.ndarray, np.ndarray]:
-        """Bucket b's (class, source) entries in (u, words) order and the class-start mask."""
+    def classes(self, b: int, ordered: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Bucket b's (class, source) entries and the class-start mask: in (u, words) order
+        (dedup, split), or, not `ordered`, as one compiled walk gives them (a count)."""
         entries = np.zeros(0, RECORD)
         starts = np.zeros(0, bool)
         for i, chunk in enumerate(self.spill.read(b, self.memory_rows)):
             merged = chunk if i == 0 else np.concatenate([entries, chunk])
-            entries, _, starts = _aggregate(merged)
+            if ordered:
+                entries, _, starts = _aggregate(merged)
+            else:
+                entries, starts = _walk(merged)
         return entries, starts
+
+
+def _walk(rec: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Records -> one per (class, source), the first key's, and the class-start mask, in no
+    particular order (`_entries`)."""
+    u = np.ascontiguousarray(rec["u"])
+    out = np.empty(len(rec), np.int64)
+    starts = np.empty(len(rec), bool)
+    m = _entries(u, np.ascontiguousarray(rec["w"]), np.ascontiguousarray(rec["key"]),
+                 np.argsort(u), ROW_BITS, out, starts)
+    return rec[out[:m]], starts[:m]
 
 
 def grown(a: np.ndarray, n: int) -> np.ndarray:
@@ -505,16 +521,7 @@ def distinct_classes(run, *, memory_rows: int = MEMORY_ROWS, spill_dir: str | No
         per_source = np.zeros(len(r.sources), np.int64)
         total = 0
         for b in range(buckets.k):
-            entries, new_class = np.zeros(0, RECORD), np.zeros(0, bool)
-            # in chunks, each merged with the entries so far (flat memory under copies)
-            for chunk in buckets.spill.read(b, memory_rows):
-                rec = np.concatenate([entries, chunk]) if len(entries) else chunk
-                u = np.ascontiguousarray(rec["u"])
-                out = np.empty(len(rec), np.int64)
-                new_class = np.empty(len(rec), bool)
-                m = _entries(u, np.ascontiguousarray(rec["w"]), np.ascontiguousarray(rec["key"]),
-                             np.argsort(u), ROW_BITS, out, new_class)
-                entries, new_class = rec[out[:m]], new_class[:m]
-            total += int(new_class.sum())
+            entries, starts = buckets.classes(b, ordered=False)
+            total += int(starts.sum())
             per_source += np.bincount(entries["key"] >> ROW_BITS, minlength=len(r.sources))
     return {s: int(per_source[i]) for i, s in enumerate(r.sources)}, total

@@ -260,7 +260,7 @@ def read_whole(inp: Input, stdin=None, batch_rows: int = 50_000):
         if inp.decided_after_spill:
             head = _read_upto(stream, shape_mod.SNIFF_BYTES)
             if head.startswith(parquet.MAGIC):
-                yield from _parquet_copy(_Reading(Replay(head, stream), inp.source), inp)
+                yield from _parquet_copy(Replay(head, stream), inp)
                 return
             inp.shape = shape_mod.detect(head, inp.source, len(head) < shape_mod.SNIFF_BYTES,
                                            *_columns(inp))
@@ -293,11 +293,8 @@ def _parquet_copy(stream, inp: Input):
     from pipeline.io import parquet
 
     with tempfile.TemporaryDirectory() as folder:
-        path = os.path.join(folder, "input.parquet")
-        with open(path, "wb") as f:
-            while block := stream.read(records.BLOCK):
-                f.write(block)
-        loc = Location(path)
+        loc = Location(os.path.join(folder, "input.parquet"))
+        spill(stream, loc, False, inp.source)
         inp.shape = parquet.detect(loc, inp.source, *_columns(inp))
         yield from _parquet_rows(loc, inp.shape)
 

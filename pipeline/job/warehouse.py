@@ -126,8 +126,6 @@ def run_incremental(settings: Settings, warehouse: str | None,
                     # one is stopped half-way (else the next run would skip the file)
                     catalog = catalog.filter(pl.col("run_dir").ne_missing(folder.name))
                     _write_catalog(root, catalog)
-                    mine = _ours(catalog, wanted)
-                    known = set(mine["sha256"].to_list())
                     summary = run(replace(once, overwrite=True), hooks)
                 catalog = catalog.filter(pl.col("run_dir").ne_missing(folder.name))
             except InputError as exc:

@@ -65,8 +65,9 @@ def encode(texts: Sequence[str]) -> tuple[Batch, list[str | None]]:
 def checked_batch(puzzles) -> tuple[Batch, dict[int, str]]:
     """The public API's puzzles (a sequence of strings, or an integer array of N x 81
     digits) as a batch, and {row: reason} for the rows that are not puzzles (a string
-    encode refuses, a value outside 0..9: never wrapped into one). TypeError for one
-    string (a sequence of its characters is never meant) or an array not of integers."""
+    encode refuses, a value outside 0..9: never wrapped into one; `as_batch`, for the
+    symmetry kernels, reads such a value as a blank instead). TypeError for one string
+    (a sequence of its characters is never meant) or an array not of integers."""
     if isinstance(puzzles, str | bytes):
         raise TypeError("puzzles: a sequence of puzzle strings, not one string "
                         "(put it in a list)")

@@ -66,7 +66,7 @@ def check_run(run_dir: str) -> Verdict:
         try:
             with runfolder.open_parquet(traces.child(name)) as pf:
                 steps = pl.from_arrow(pf.read()).sort("source", "row", "step")
-                steps.select("placements", "eliminations")
+                steps.select("placements", "eliminations")  # (both there, or it raises)
         except (OSError, ValueError, pl.exceptions.PolarsError) as exc:  # damaged
             said = storage.why(exc) if isinstance(exc, OSError) else str(exc).splitlines()[0]
             said = f"its trace part {runfolder.TRACES}/{name} cannot be read ({said})"
