@@ -228,7 +228,7 @@ def run(
             progress.stop()
     if json_out:
         typer.echo(json.dumps(summary.as_dict()))
-    elif summary.already_done and not quiet:
+    elif summary.already_done and not quiet and not summary.failing:  # (the line below says it)
         typer.echo(f"pipeline: already done: {visible(summary.output)} holds this run "
                    f"({summary.rows:,} rows)", err=True)
     elif show:

@@ -44,7 +44,8 @@ class Summary:
             return (f"{n} input{'s' if n > 1 else ''} refused (recorded in the catalog, "
                     f"skipped until changed; the others done): {why}")
         if self.failing:
-            return f"finished, but found {', '.join(self.failing)} rows (--fail-on): " \
+            done = "already done" if self.already_done else "finished"
+            return f"{done}, but found {', '.join(self.failing)} rows (--fail-on): " \
                    f"{self.line()}"
         return ""
 
@@ -61,9 +62,13 @@ class Summary:
         """The run in one line: rows, counts, time, where."""
         counts = ", ".join(f"{n:,} {name}" for name, n in self.counts.items() if n)
         rate = f"in {self.wall_seconds:.2f} s ({self.rows_per_second:,.0f} rows/s)"
-        rows = (f"{self.rows:,} rows: {self.resumed_rows:,} reused from before, "
-                f"{self.new_rows:,} solved {rate}" if self.resumed_rows
-                else f"{self.rows:,} rows {rate}")
+        if self.already_done:  # (nothing was solved: no rate to give)
+            rows = f"{self.rows:,} rows"
+        elif self.resumed_rows:
+            rows = (f"{self.rows:,} rows: {self.resumed_rows:,} reused from before, "
+                    f"{self.new_rows:,} solved {rate}")
+        else:
+            rows = f"{self.rows:,} rows {rate}"
         return f"{rows}: {counts or 'no rows'} -> {self.output}"
 
     def as_dict(self) -> dict:

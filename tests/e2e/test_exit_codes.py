@@ -124,6 +124,12 @@ def test_fail_on_and_already_done(run_cli, tmp_path):
     assert res.returncode == 0
     summary = json.loads(res.stdout)
     assert summary["already_done"] is True and summary["rows"] == 2
+    # a rerun with --fail-on answers as the run did: a scheduler's retry stays red
+    res = run_cli("run", "-i", "m.txt", "-o", "out", "--workers", "1", "--fail-on", "invalid")
+    _one_line_failure(res, 1)
+    assert "already done, but found invalid rows" in res.stderr and "rows/s" not in res.stderr
+    res = run_cli("run", "-i", "m.txt", "-o", "out", "--workers", "1", "--fail-on", "error")
+    assert res.returncode == 0
 
 
 def test_output_is_a_file(run_cli, tmp_path):
