@@ -11,7 +11,9 @@ What comes before the first row is the preamble (`data_start`): a UTF-8 BOM, bla
 lines, a CSV header, a text file's count or title line. A first CSV record is a header only
 when it reads as column names (no field of digits, every field a word) and a known name is
 among them or the records after it hold puzzles where it holds a name; so a bad first
-record of a headerless file stays a row. A headerless CSV's fields and fixed-width records'
+record of a headerless file stays a row. A word is a name of letters (any script), digits and
+the usual punctuation; with a known name among the fields, any field that is not a puzzle
+or a run of digits is a name (`1st`, `id:v2`, `=x`: the header is plain). A headerless CSV's fields and fixed-width records'
 tokens are counted as most of the sampled records have them, so that an odd first record
 is one malformed row; a title line has no long run of digits (a broken puzzle is a row).
 """
@@ -34,7 +36,7 @@ BOM = b"\xef\xbb\xbf"
 
 _PUZZLE_RE = re.compile(r"^[0-9.]{81}$")
 _COUNT_RE = re.compile(r"^\d{1,9}$")
-_NAME_RE = re.compile(r"^[A-Za-z_][\w .()/#-]{0,63}$")
+_NAME_RE = re.compile(r"^[^\W\d][\w .()/#:?%\[\]-]{0,63}$")  # (\w: letters of any script)
 _SAMPLE = 50  # records looked at
 
 
@@ -202,11 +204,10 @@ def _is_header(first: list[str], data: list[list[str]]) -> tuple[bool, bool]:
     if any(looks_like_puzzle(f) or _digits_only(f) for f in first):
         return False, False
     names = [f.strip() for f in first]
+    if {n.lower() for n in names} & set(PUZZLE_NAMES + SOLUTION_NAMES):
+        return True, False
     if not all(_NAME_RE.match(n) for n in names if n):
         return False, False
-    lowered = {n.lower() for n in names}
-    if lowered & set(PUZZLE_NAMES + SOLUTION_NAMES):
-        return True, False
     if not data:
         return True, True  # a lone record of names: a header with no rows under it
     by_shape = any(i < len(r) and looks_like_puzzle(r[i]) and not looks_like_puzzle(names[i])

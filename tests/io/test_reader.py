@@ -54,6 +54,26 @@ def test_radcliffe_shape_carries_columns(make_input, eol):
     assert reasons == {}
 
 
+@pytest.mark.parametrize("other", ["Über", "名前", "1st", "id:v2", "id [int]", "id?", "id%", "=cmd"])
+def test_a_header_with_a_known_name_is_one_whatever_its_other_names(make_input, other):
+    """Found by a new user: one name outside [A-Za-z_]... made the header a malformed row 0,
+    the rows' numbers off by one and the expected solution unread."""
+    frame, reasons, shape = read(make_input("h.csv", f"{other},puzzle,solution\n7,{PUZZLE},{SOLUTION}\n"))
+    assert shape.header and (shape.puzzle_field, shape.solution_field) == (1, 2)
+    assert_rows(frame, 1)
+    assert reasons == {} and frame[other].to_list() == ["7"]
+    assert frame["expected_solution"].to_list() == [SOLUTION]
+
+
+@pytest.mark.parametrize("other", ["Über", "名前", "id:v2", "Größe (cm)"])
+def test_a_header_by_shape_alone_may_name_columns_in_any_script(make_input, other):
+    frame, reasons, shape = read(make_input("s.csv", f"{other},x\n7,{PUZZLE}\n8,{LEET}\n"))
+    assert shape.header and shape.guessed and shape.puzzle_field == 1
+    assert_rows(frame, 2)
+    assert reasons == {}
+    assert frame[other].to_list() == ["7", "8"]
+
+
 @pytest.mark.parametrize("name", ["puzzle", "Quizzes", "quiz", "grid", "board", "SUDOKU"])
 def test_puzzle_column_found_by_name(make_input, name):
     frame, _, shape = read(make_input("n.csv", f"x,{name},y\na,{PUZZLE},b\n"))
