@@ -10,6 +10,7 @@
     after-plan      the parent, its inputs planned, leaves `after-plan.reached` and waits
                     for `after-plan.go` (so a test can edit an input under a run)
     before-stats    the same, once every part is written and before the stats
+    commit          the same (waiting 5 s at most), just before `_SUCCESS` is written
     stale-write     a worker, its first part made, leaves `stale-write.reached` and waits for
                     `stale-write.go` before writing it (a worker stopped at that moment),
                     then leaves `stale-write.done` whatever the write did

@@ -390,6 +390,10 @@ def _execute(run_folder: RunFolder, inputs: list[Input], settings: Settings, def
         "rows": summary.rows,
         "started_at": timestamps.utc_ms(started), "finished_at": timestamps.utc_ms(time.time()),
     })
+    # The commit: from here a stop is too late to matter (what is left cleans up), so it is
+    # ignored and the run finishes, exit 0; raised after `_SUCCESS` it said "stopped".
+    lifecycle.ignore_stops()
+    testhooks.pause("commit", 5.0)
     run_folder.write_json(runfolder.SUCCESS, {"run_id": run_id, "rows": summary.rows})
     run_folder.child(runfolder.SPILL).remove_tree()
     log.info("finished: %d rows in %.2f s", summary.rows, wall)

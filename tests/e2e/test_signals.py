@@ -161,6 +161,22 @@ def test_ctrl_c_while_planning_or_writing_the_stats(tmp_path, big, point):
     assert not (tmp_path / "out" / "_SUCCESS").exists()
 
 
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_at_the_commit_is_too_late(tmp_path, big, sig):
+    """Found by a new user: a SIGTERM landing as `_SUCCESS` was written exited 143, "run
+    the same command again to resume", with the run finished."""
+    proc, hooks = start_big_at("commit", tmp_path, big)
+    try:
+        wait_file(hooks / "commit.reached", proc)
+        os.killpg(proc.pid, sig)
+        code, _, err = finish(proc)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert code == 0, err
+    assert (tmp_path / "out" / "_SUCCESS").exists() and "stopped" not in err
+
+
 # ---------------------------------------------------------------------------------------
 # Two Ctrl-C
 
