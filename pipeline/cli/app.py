@@ -279,7 +279,8 @@ def explain(
         metavar="PUZZLE", help="An 81-character puzzle, or - to read what `pipeline run` "
         "reads (or boards drawn as `solve` draws them) from stdin.")],
     board: Annotated[int | None, typer.Option(
-        metavar="N", min=1, help="Draw the grid with its candidates before step N.")] = None,
+        metavar="N", min=1, help="Draw the grid with its candidates before step N (text "
+        "only; a puzzle of fewer steps read from - says so, one given here exits 2).")] = None,
     format: Annotated[str, typer.Option(
         "--format", "-f", click_type=click.Choice(["text", "json"]),
         help="text: a step a line, as players write them; json: the steps as objects "

@@ -354,6 +354,8 @@ def _rate(grids: np.ndarray, outcome, budget: int, offsets, data, trace: bool = 
         done = rows[ok]
         er[done], ep[done], ed[done] = got.er[ok], got.ep[ok], got.ed[ok]
         tech[done], steps[done] = got.technique[ok], got.steps[ok]
+        for i in done[got.steps[ok] == 0].tolist():  # (its 0.0 would read as no rating)
+            notes[i] = "a complete grid: no step to rate (serate gives it 0.0)"
         if trace:  # the steps of the same rating
             paths.update((i, got.paths[k]) for k, i in zip(np.flatnonzero(ok).tolist(),
                                                              done.tolist(), strict=True))

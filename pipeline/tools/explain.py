@@ -104,8 +104,10 @@ def draw(cells: list[int]) -> str:
     return "\n".join(lines)
 
 
-def explain_one(puzzle: np.ndarray, board: int | None, fmt: str, budget: int) -> int:
-    """Explain one encoded puzzle (u1[81]); the exit code (1 unless it has one solution)."""
+def explain_one(puzzle: np.ndarray, board: int | None, fmt: str, budget: int,
+                one: bool = True) -> int:
+    """Explain one encoded puzzle (u1[81]); the exit code (1 unless it has one solution).
+    A --board past its path is a usage error for the `one` puzzle given, else said."""
     from pipeline.sudoku import grid, rate, solver
     from pipeline.sudoku.status import Status
 
@@ -126,6 +128,8 @@ def explain_one(puzzle: np.ndarray, board: int | None, fmt: str, budget: int) ->
 
     def set_by(value: float) -> str | None:
         """The technique of the first step of that rating (ER's: the rater's own word)."""
+        if not steps:
+            return None
         if value == er:
             return rate.TECHNIQUES[got.technique[0]]
         return next((s.technique for s in steps if round(s.rating, 1) == value), None)
@@ -146,12 +150,18 @@ def explain_one(puzzle: np.ndarray, board: int | None, fmt: str, budget: int) ->
         click.echo(json.dumps(out))
         return 0
     if board is not None and not 1 <= board <= len(steps):
-        raise UsageError(f"--board {board}: the path has steps 1 to {len(steps)}")
+        why = (f"--board {board}: the path has steps 1 to {len(steps)}" if steps else
+               f"--board {board}: the path has no step")
+        if one:
+            raise UsageError(why)
+        click.echo(f"({why}: no board drawn)")
     for k, s in enumerate(steps):
         if board is not None and k + 1 == board:
             click.echo(draw(candidates_before(puzzle, steps, k)))
         click.echo(f"{s.rating:.1f} {s.technique}: {notation(s)}")
-    if rated == "ok":
+    if rated == "ok" and not steps:
+        click.echo("no step: the grid is complete (ER 0.0, EP 0.0, ED 0.0, as serate rates it)")
+    elif rated == "ok":
         click.echo(f"ER {er:.1f} ({set_by(er)}), EP {ep:.1f} ({set_by(ep)}), "
                    f"ED {ed:.1f} ({set_by(ed)})")
     else:
@@ -165,6 +175,8 @@ def main(puzzle: str, board: int | None, fmt: str, budget: int) -> int:
     from pipeline.sudoku import rate
     from pipeline.tools.solve import given
 
+    if board is not None and fmt == "json":
+        raise UsageError("--board draws the grid on the text output: not with --format json")
     code = 0
     first = True
     for _, grids, malformed in given(puzzle):
@@ -179,5 +191,6 @@ def main(puzzle: str, board: int | None, fmt: str, budget: int) -> int:
                     click.echo(f"malformed: {malformed[i]}")
                 code = 1
                 continue
-            code = max(code, explain_one(grids[i], board, fmt, budget or rate.DEFAULT_BUDGET))
+            code = max(code, explain_one(grids[i], board, fmt, budget or rate.DEFAULT_BUDGET,
+                                         one=puzzle != "-"))
     return code

@@ -44,7 +44,9 @@ def ratings(grids, outcome) -> dict[int, str]:
     out = {}
     for k, i in enumerate(rows.tolist()):
         status = rate.STATUS_NAMES[got.status[k]]
-        if status == "ok":
+        if status == "ok" and got.steps[k] == 0:
+            out[i] = "0.0/0.0/0.0 (a complete grid: no step to rate)"
+        elif status == "ok":
             out[i] = (f"{got.er[k] / 10:.1f}/{got.ep[k] / 10:.1f}/{got.ed[k] / 10:.1f} "
                       f"{rate.TECHNIQUES[got.technique[k]]}")
         else:

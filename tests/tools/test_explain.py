@@ -85,3 +85,31 @@ def test_a_puzzle_not_solved_gets_its_status_and_exit_1(run_cli):
     assert res.returncode == 1
     assert "Hidden Single" in res.stdout and "invalid" in res.stdout
     assert "malformed" in res.stdout
+
+
+def test_a_complete_grid_has_no_step_and_says_so(run_cli, tmp_path):
+    """Found by a new user: explain said `ER 0.0 ()`, solve `0.0/0.0/0.0 ` and a run left
+    `ser` null without a rate_note (serate rates a complete grid 0.0/0.0/0.0)."""
+    full = _solution(LEET)
+    res = run_cli("explain", full)
+    assert res.returncode == 0 and res.stdout.startswith("no step: the grid is complete")
+    res = run_cli("solve", "--rate", "--format", "line", full)
+    assert res.returncode == 0 and "(a complete grid: no step to rate)" in res.stdout
+    (tmp_path / "f.txt").write_text(full + "\n")
+    assert run_cli("run", "-i", tmp_path / "f.txt", "-o", tmp_path / "out", "--rate",
+                   "--workers", "1", "-q").returncode == 0
+    row = pl.read_parquet(tmp_path / "out" / "results" / "*.parquet").row(0, named=True)
+    assert row["status"] == "solved" and row["ser"] is None
+    assert row["rate_note"].startswith("a complete grid: no step to rate")
+
+
+def test_board_on_many_puzzles_goes_on_past_a_short_path(run_cli, hard):
+    """Found by a new user: `explain - --board N` stopped at the first puzzle of fewer
+    steps, exit 2, the others dropped."""
+    n = len(rate.path(hard))
+    res = run_cli("explain", "-", "--board", str(n), input=f"{LEET}\n{hard}\n")
+    assert res.returncode == 0, res.stderr
+    assert f"(--board {n}: the path has steps 1 to {len(rate.path(LEET))}: no board drawn)" \
+        in res.stdout
+    assert res.stdout.count("ER ") == 2 and "‖" in res.stdout  # the second one's board
+    assert run_cli("explain", hard, "--board", "2", "-f", "json").returncode == 2
