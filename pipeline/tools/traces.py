@@ -56,8 +56,11 @@ def check_run(run_dir: str) -> Verdict:
     verdict = Verdict()
     for part in run.parts:
         name = part.loc.name
-        results = pl.concat([pl.from_arrow(b) for b in runfolder.part_batches(
-            part, ["source", "row", "puzzle", "solution", "ser"])], how="vertical_relaxed")
+        batches = [pl.from_arrow(b) for b in runfolder.part_batches(
+            part, ["source", "row", "puzzle", "solution", "ser"])]
+        if not batches:  # (a run of no rows has one empty part: nothing rated in it)
+            continue
+        results = pl.concat(batches, how="vertical_relaxed")
         rated = results.filter(pl.col("ser").is_not_null())
         if name not in names:
             verdict.faults += [(s, r, f"no trace part {runfolder.TRACES}/{name}")

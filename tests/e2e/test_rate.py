@@ -336,6 +336,18 @@ def test_a_result_part_whose_trace_is_lost_is_made_again(traced_dir, tmp_path):
     assert comparable(read_results(copy)).equals(comparable(read_results(traced_dir / "out")))
 
 
+@pytest.mark.parametrize("content", ["", "puzzle\n"])
+def test_validate_traces_of_a_run_of_no_rows(tmp_path, run_cli, content):
+    """Found by a new user: an internal error (exit 3), its one empty part read as none."""
+    (tmp_path / "e.csv").write_text(content)
+    res = run_cli("run", "-i", "e.csv", "-o", "out", "--rate", "--trace", "--workers", "1",
+                  cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    res = run_cli("validate", "--traces", "out", cwd=tmp_path)
+    assert res.returncode == 0 and "0 rated rows replayed (0 steps), 0 faults" in res.stderr, \
+        (res.stdout, res.stderr)
+
+
 def test_trace_needs_rate(tmp_path):
     code, _, err = run(["run", "-i", str(SAMPLE_CSV), "-o", "out", "--trace"], tmp_path)
     assert code == 2 and "--rate" in err
