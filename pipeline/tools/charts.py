@@ -62,9 +62,12 @@ def _svg(chart_id: str, body: list[str], label: str, width: int = W, height: int
             f'width="100%" role="img" aria-label="{esc(label)}">' + "".join(body) + "</svg>")
 
 
+EMPTY_H = 80  # an empty chart's height: a line of text
+
+
 def empty(chart_id: str, message: str) -> str:
-    return _svg(chart_id, [f'<text x="{W / 2}" y="{H / 2}" class="empty" '
-                           f'text-anchor="middle">{esc(message)}</text>'], message, W, 80)
+    return _svg(chart_id, [f'<text x="{W / 2}" y="{EMPTY_H / 2 + 4}" class="empty" '
+                           f'text-anchor="middle">{esc(message)}</text>'], message, W, EMPTY_H)
 
 
 def _y_axis(body: list[str], ticks: list[float], scale, x0: int, x1: int, label: str) -> None:
@@ -173,10 +176,12 @@ def hbars(chart_id: str, rows: list[tuple[str, int]], what: str) -> str:
 
 
 def heat_map(chart_id: str, cells: list[tuple[int, int, int]], xlabel: str, ylabel: str,
-             ylabel_of) -> str:
-    """Counts on an (x, y) grid of integers, shaded on a log scale."""
+             ylabel_of, xname=lambda x: f"{x} clues", none: str = "no solved puzzles to show"
+             ) -> str:
+    """Counts on an (x, y) grid of integers, shaded on a log scale; `xname` says an x in a
+    cell's hover text, `none` what an empty chart says."""
     if not cells:
-        return empty(chart_id, "no solved puzzles to show")
+        return empty(chart_id, none)
     xs = range(min(c[0] for c in cells), max(c[0] for c in cells) + 1)
     ys = range(min(c[1] for c in cells), max(c[1] for c in cells) + 1)
     top = max(c[2] for c in cells)
@@ -188,7 +193,7 @@ def heat_map(chart_id: str, cells: list[tuple[int, int, int]], xlabel: str, ylab
         px = PAD_L + (x - xs.start) * cw
         py = PAD_T + inner_h - (y - ys.start + 1) * ch
         body.append(f'<rect x="{px:.1f}" y="{py:.1f}" width="{cw:.1f}" height="{ch:.1f}" '
-                    f'fill="{_blue(shade)}"><title>{esc(f"{x} clues, {ylabel_of(y)} guesses: {n:,} puzzles")}'
+                    f'fill="{_blue(shade)}"><title>{esc(f"{xname(x)}, {ylabel_of(y)} guesses: {n:,} puzzles")}'
                     f'</title></rect>')
     every = label_step([str(x) for x in xs], cw)
     for i, x in enumerate(xs):

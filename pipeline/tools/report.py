@@ -416,7 +416,8 @@ def _ser_sections(data: RunData) -> str:
         "of guesses); darker = more. The grade follows the guesses; a person's difficulty "
         "follows the SER, and the two agree only loosely.",
         heat_map("chart-ser-guesses", data.ser_guess, "SER (whole points)", "guesses",
-                 guess_bin_label))
+                 guess_bin_label, xname=lambda x: f"SER {x}-{x + 1}",
+                 none="no rated puzzles to show"))
     out += _section(
         "techniques", "Techniques that set the rating",
         "For each puzzle, the hardest step of its solving path sets its SER; how often each "
@@ -528,6 +529,9 @@ def print_terminal(data: RunData, html_path: str | None, console=None) -> None:
         console.print(Text(f"{line}; most set by {top}" if top else line))
         if data.unrated:
             console.print(Text(f"  {data.unrated:,} solved puzzles not rated (see rate_note)"))
+    elif data.rated_run and data.unrated:
+        console.print(Text(f"SER: no puzzle rated; {data.unrated:,} solved puzzles not rated "
+                           f"(see rate_note)"))
     if len(data.sources) > 1:
         sources, more = shown_sources(data)
         cols = [s for s in STATUS_NAMES if any(c.get(s) for _, c in sources)]

@@ -209,3 +209,25 @@ def test_html_to_standard_output_is_the_report_alone(tmp_path):
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith("<!DOCTYPE html>") and res.stdout.endswith("</html>\n")
     assert not (tmp_path / "-").exists() and not (tmp_path / "run" / "report.html").exists()
+
+
+def test_ser_charts_of_a_rated_run_and_of_one_with_nothing_rated(tmp_path):
+    """Found by a new user: the SER heat map's hover text said "clues", an empty chart's
+    message sat below its frame, and a run with nothing rated said nothing about SER."""
+    gen = tmp_path / "g.csv"
+    assert invoke(["generate", "-n", "40", "--seed", "2", "-o", str(gen), "-q"]).returncode == 0
+    pipeline_run([gen], tmp_path / "rated", "--rate")
+    assert invoke(["report", str(tmp_path / "rated"), "-q"]).returncode == 0
+    text = (tmp_path / "rated" / "report.html").read_text()
+    heat = re.search(r'<svg id="chart-ser-guesses".*?</svg>', text, re.S).group(0)
+    tips = re.findall(r"<title>([^<]*)</title>", heat)
+    assert tips and all(re.match(r"SER \d+-\d+, ", t) for t in tips), tips
+    pipeline_run([gen], tmp_path / "none", "--rate", "--rate-budget", "1")
+    res = invoke(["report", str(tmp_path / "none")])
+    assert res.returncode == 0, res.stderr
+    assert "SER: no puzzle rated; 40 solved puzzles not rated (see rate_note)" in res.stdout
+    text = (tmp_path / "none" / "report.html").read_text()
+    assert re.search(r'<svg id="chart-ser-guesses"[^>]*>.*?no rated puzzles to show', text)
+    empties = re.findall(r'viewBox="0 0 \d+ (\d+)"[^>]*><text x="[\d.]+" y="([\d.]+)" '
+                         r'class="empty"', text)
+    assert empties and all(float(y) < float(h) for h, y in empties)  # inside its frame
