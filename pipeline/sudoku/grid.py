@@ -312,29 +312,57 @@ def is_board_row(line: str) -> bool:
 
 
 def read_boards(text: str) -> tuple[list[str], dict[int, str]]:
-    """The puzzles of drawn boards (`show`'s, or nine lines of nine cells) as 81-character
-    strings, and {board: reason} for a board cut short. Band rules are skipped; any other
-    line (a title, `solve`'s status line) or a blank line ends a board."""
+    """The rows of a text of drawn boards (`show`'s, or nine lines of nine cells): each
+    board as an 81-character string, each line that is a puzzle record (no blank inside,
+    as `run` reads a puzzle a line) as itself, in order; and {row: reason} for a board
+    that is not whole. Band rules are skipped; a line that looks like a grid row but is
+    not one (a stray character, too few cells) is the board's fault; any other line (a
+    title, `solve`'s status line) or a blank line ends a board."""
     puzzles: list[str] = []
-    short: dict[int, str] = {}
+    faults: dict[int, str] = {}
     rows: list[str] = []
+    fault: list[str] = []
 
     def close() -> None:
         if rows:
-            if len(rows) < 9:
-                short[len(puzzles)] = f"a board of {len(rows)} grid rows, expected 9"
-            puzzles.append("".join(rows).ljust(SQUARES, "."))
+            if fault:
+                faults[len(puzzles)] = fault[0]
+            elif len(rows) < 9:
+                faults[len(puzzles)] = f"a board of {len(rows)} grid rows, expected 9"
+            puzzles.append("".join(rows).ljust(SQUARES, ".")[:SQUARES])
             rows.clear()
+            fault.clear()
 
     for line in text.splitlines():
         if is_board_row(line):
             rows.append("".join(c for c in line if c in "0123456789."))
-            if len(rows) == 9:
-                close()
-        elif not _BOARD_RULE.match(line):
+        elif _BOARD_RULE.match(line):
+            continue
+        elif (why := _broken_board_row(line)) is not None:
+            fault.append(f"grid row {len(rows) + 1}: {why}")
+            rows.append("." * 9)
+        else:
+            close()
+            record = line.strip()
+            if record and " " not in record and "\t" not in record:
+                puzzles.append(record)  # (a puzzle a line: encode judges it)
+            continue
+        if len(rows) == 9:
             close()
     close()
-    return puzzles, short
+    return puzzles, faults
+
+
+def _broken_board_row(line: str) -> str | None:
+    """What is wrong with a line drawn as a grid row (cells of one character between
+    spaces or bars) that is not one; None for a line that is not drawn so."""
+    cells = line.replace("|", " ").split()
+    if len(cells) < 5 or any(len(c) != 1 for c in cells):
+        return None
+    odd = next((c for c in cells if c not in "0123456789."), None)
+    if odd is not None:
+        return f"character {odd!r}"
+    return f"{len(cells)} cells, expected 9"
 
 
 def as_batch(grids: np.ndarray) -> np.ndarray:

@@ -58,6 +58,30 @@ def test_solve_dash_reads_the_board_solve_prints(run_cli):
     assert "solved" in res.stdout.splitlines()[2]
 
 
+def test_solve_dash_boards_with_a_bad_line_and_puzzle_lines_each_one_row(run_cli):
+    """Found by a new user: a bad character in a drawn board split it into two short
+    boards (three rows for two boards, the later rows misnumbered), and puzzle lines after
+    a board were dropped without a word (exit 0)."""
+    from pipeline.sudoku import grid
+
+    board = grid.show(grid.encode([PUZZLE])[0][0]).splitlines()
+    bad = list(board)
+    bad[5] = "x" + bad[5][1:]  # grid row 5 (a band rule is line 3)
+    res = run_cli("solve", "-", "-f", "line", input="\n".join([*bad, "", *board]) + "\n")
+    assert res.returncode == 1
+    assert res.stdout.split() == ["malformed", SOLUTION]
+    assert "row 0: malformed: grid row 5: character 'x'" in res.stderr
+    short = [ln for ln in board if "." in ln]  # (a row of the board without a cell)
+    short[2] = short[2][:-2]
+    res = run_cli("solve", "-", "-f", "line", input="\n".join(short) + "\n")
+    assert res.returncode == 1 and "grid row 3: 8 cells, expected 9" in res.stderr
+    tail = [LEET, "11" + "." * 79, "." * 81]
+    res = run_cli("solve", "-", "-f", "line", input="\n".join([*board, "", *tail]) + "\n")
+    assert res.returncode == 1
+    out = res.stdout.splitlines()
+    assert out[:3] == [SOLUTION, _solution(LEET), "invalid"] and out[3].startswith("multiple ")
+
+
 def _solution(puzzle: str) -> str:
     from pipeline.sudoku import grid, solver
 
