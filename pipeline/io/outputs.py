@@ -98,6 +98,22 @@ def _not_a_runs_own(output: str, real: str, allowed: frozenset[str], option: str
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
+def write_stdout(data: bytes) -> None:
+    """All of `data` to standard output, or BrokenPipeError when its reader went away (a
+    buffered write to a closed pipe can return short without raising: the rest was lost,
+    and the command said it had written it all)."""
+    import sys
+
+    out = sys.stdout.buffer
+    view = memoryview(data)
+    while view:
+        n = out.write(view)
+        if not n:
+            raise BrokenPipeError("standard output: its reader went away")
+        view = view[n:]
+    out.flush()
+
+
 def defuse(text: str) -> str:
     """A CSV cell a spreadsheet will not run as a formula."""
     return f"'{text}" if text.startswith(FORMULA_START) else text

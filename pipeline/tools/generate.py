@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 
 from pipeline.errors import UsageError
-from pipeline.io.outputs import check_output
+from pipeline.io.outputs import check_output, write_stdout
 from pipeline.sudoku import grade, grid
 from pipeline.sudoku.search import Generated, generate
 
@@ -49,8 +49,7 @@ def main(count: int, output: str, clues: int | None = None, min_clues: int | Non
     started = time.perf_counter()
     made = generate(count, clues, min_clues, seed, grade_name, bands=bands)
     if out is None:
-        sys.stdout.buffer.write(to_csv_bytes(made))
-        sys.stdout.flush()
+        write_stdout(to_csv_bytes(made))
     else:
         out.write_atomic(to_csv_bytes(made))
     if quiet:

@@ -222,3 +222,19 @@ def test_a_reader_that_goes_away_is_141_not_a_status(tmp_path):
     proc.stdout.close()
     assert proc.wait(timeout=120) == 141
     assert proc.stderr.read() == b""
+
+
+def test_generate_to_a_reader_that_goes_away_is_141(tmp_path):
+    """Found by a new user: `generate -o - | head` exited 0 and said it wrote every
+    puzzle: the buffered write to the closed pipe returned short without a word."""
+    import subprocess
+
+    from conftest import pipeline_command
+
+    proc = subprocess.Popen([*pipeline_command(), "generate", "-n", "3000", "--seed", "1",
+                             "-o", "-"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            cwd=tmp_path)
+    assert proc.stdout.read(100)
+    proc.stdout.close()
+    assert proc.wait(timeout=240) == 141
+    assert b"wrote" not in proc.stderr.read()
