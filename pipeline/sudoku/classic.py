@@ -16,9 +16,20 @@ Board = list[list[str]]
 
 
 def _board_text(board: Board) -> str:
+    """The board as 81 characters; MalformedPuzzle naming the first cell that is not one
+    character ('1'-'9', '.' or '0')."""
     if len(board) != 9 or any(len(row) != 9 for row in board):
         raise MalformedPuzzle("a board is 9 rows of 9 cells")
-    return "".join(str(cell) for row in board for cell in row)
+    cells = []
+    for r, row in enumerate(board):
+        for c, cell in enumerate(row):
+            text = cell if isinstance(cell, str) else (
+                str(cell) if isinstance(cell, int) and not isinstance(cell, bool) else None)
+            if text is None or len(text) != 1 or text not in "0123456789.":
+                raise MalformedPuzzle(f"square r{r + 1}c{c + 1} holds {cell!r}, not a digit "
+                                      f"or '.'")
+            cells.append(text)
+    return "".join(cells)
 
 
 def is_valid_sudoku(board: Board) -> bool:
@@ -31,7 +42,12 @@ def is_valid_sudoku(board: Board) -> bool:
 
 def solve_sudoku(board: Board) -> None:
     """Fill the board in place with its solution (the first one, if it has several)."""
-    outcome = solver.solve_strings([_board_text(board)], limit=1)
+    text = _board_text(board)
+    rows = [row for row in board if not hasattr(row, "__setitem__")]
+    if rows:  # (a board is filled whole or not at all)
+        raise TypeError(f"solve_sudoku fills the board in place: its rows must be lists, "
+                        f"not {type(rows[0]).__name__}")
+    outcome = solver.solve_strings([text], limit=1)
     status = Status(int(outcome.status[0]))
     why = outcome.reasons.get(0, "")
     if status == Status.MALFORMED:

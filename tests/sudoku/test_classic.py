@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 from conftest import LEET, LEET_SOLUTION, SOLUTION
@@ -118,10 +119,33 @@ def test_wrong_shape_is_malformed(bad):
 def test_stray_character_is_malformed():
     b = copy.deepcopy(EXAMPLE_1)
     b[4][4] = "x"
-    with pytest.raises(MalformedPuzzle, match="character 'x' at position 41"):
+    with pytest.raises(MalformedPuzzle, match="square r5c5 holds 'x'"):
         is_valid_sudoku(b)
     with pytest.raises(MalformedPuzzle):
         solve_sudoku(b)
+
+
+@pytest.mark.parametrize("cell, said", [("10", "'10'"), (None, "None"), (1.0, "1.0"),
+                                        ("", "''"), (True, "True")])
+def test_a_cell_that_is_not_one_character_is_named(cell, said):
+    """Found by a new user: '10' said `length 82, expected 81`, None `length 84`."""
+    b = copy.deepcopy(EXAMPLE_1)
+    b[0][2] = cell
+    with pytest.raises(MalformedPuzzle, match=f"square r1c3 holds {re.escape(said)}"):
+        is_valid_sudoku(b)
+    with pytest.raises(MalformedPuzzle, match="square r1c3"):
+        solve_sudoku(b)
+
+
+def test_digits_as_ints_are_cells_and_tuple_rows_are_refused_untouched():
+    b = [[int(c) if c != "." else 0 for c in row] for row in EXAMPLE_1]
+    assert is_valid_sudoku(b)
+    rows = copy.deepcopy(EXAMPLE_1)
+    rows[8] = tuple(rows[8])
+    before = copy.deepcopy(rows)
+    with pytest.raises(TypeError, match="rows must be lists, not tuple"):
+        solve_sudoku(rows)
+    assert rows == before  # (it filled rows 1-8 before failing on the ninth)
 
 
 def test_errors_are_puzzle_errors_and_value_errors():
