@@ -53,7 +53,7 @@ class RateResult:
     """Per puzzle: ER, EP, ED in tenths (0 unless ok), the technique that set ER, the
     path's length, the status (index into STATUS_NAMES) and `reached`: with `budget`, the
     hardest step taken before the budget ran out; with `beyond`, the rating from which the
-    techniques we lack start (9.0: dynamic chains (+) and nested chains), or the hardest
+    techniques we lack start (9.5: nested forcing chains), or the hardest
     step taken if that is more: serate's ER is at least that. `paths` (when asked for):
     each puzzle's steps, as far as they went."""
 
@@ -195,7 +195,9 @@ _CHAINS = ("Bidirectional X-Cycle", "Bidirectional Y-Cycle", "Bidirectional Cycl
 
 _ASSUMING = ("Nishio Forcing Chains", "Cell Forcing Chains", "Region Forcing Chains",
              "Dynamic Contradiction Forcing Chains", "Dynamic Double Forcing Chains",
-             "Dynamic Cell Forcing Chains", "Dynamic Region Forcing Chains")
+             "Dynamic Cell Forcing Chains", "Dynamic Region Forcing Chains",
+             "Dynamic Contradiction Forcing Chains (+)", "Dynamic Double Forcing Chains (+)",
+             "Dynamic Cell Forcing Chains (+)", "Dynamic Region Forcing Chains (+)")
 
 
 def _assuming(name: str, info, placements, eliminations) -> str:

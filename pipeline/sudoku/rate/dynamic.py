@@ -1,5 +1,5 @@
 """Chains that follow an assumption through the whole grid (7.5 and up): serate's Nishio,
-multiple (cell and region) and dynamic forcing chains.
+multiple (cell and region) and dynamic forcing chains, and dynamic forcing chains (+).
 
 An assumption (a candidate on, or off) starts a run: breadth first, every pending on
 before the next off,
@@ -10,7 +10,9 @@ before the next off,
                 column) left with one other place for the digit
 
 on the grid as it stands (multiple chains) or as the run's offs have left it (Nishio and
-dynamic chains). A run stops at its first contradiction: a candidate both on and off.
+dynamic chains). A run stops at its first contradiction: a candidate both on and off. In
+a run of chains (+), when nothing is pending, plus.py's rules (intersections, pairs,
+X-Wings) on the run's grid may take more candidates off, and the run goes on.
 
 A node's parents are what implied it and, in a run that changes the grid, the offs that
 left its cell or house single. A conclusion's complexity is the number of distinct nodes
@@ -25,6 +27,7 @@ for that many nodes (chains.length_add):
                     the digit in its houses        imply (region)
     dynamic   8.5   cells of 2+ candidates         the same, contradictions, and what a
                                                    candidate on and off both imply (double)
+    (+)       9.0   as dynamic                     as dynamic
 
 The step is the least complex conclusion of the first kind that has one; ties go to the
 kind serate sorts first (double, cell, region, contradiction), then to the first met
@@ -45,6 +48,7 @@ import numpy as np
 from pipeline import compiled
 from pipeline.sudoku.rate.board import CELL_HOUSES, HOUSE_CELLS, PEERS_IN_ORDER, POP9, lowbit
 from pipeline.sudoku.rate.chains import NODES, length_add
+from pipeline.sudoku.rate.plus import plus
 from pipeline.sudoku.rate.techniques import (
     ELIMS,
     INFO,
@@ -57,13 +61,22 @@ from pipeline.sudoku.rate.techniques import (
     T_DYN_CONTRADICTION_FC,
     T_DYN_DOUBLE_FC,
     T_DYN_REGION_FC,
+    T_PLUS_CELL_FC,
+    T_PLUS_CONTRADICTION_FC,
+    T_PLUS_DOUBLE_FC,
+    T_PLUS_REGION_FC,
     T_NISHIO,
     T_REGION_FC,
     TECH,
 )
 
-NISHIO, MULTIPLE, DYNAMIC = 0, 1, 2
-BASE = np.array([75, 80, 85], np.int64)
+NISHIO, MULTIPLE, DYNAMIC, PLUS = 0, 1, 2, 3
+BASE = np.array([75, 80, 85, 90], np.int64)
+# each kind's techniques: contradiction, double, cell, region
+KIND_TECH = np.array([[T_NISHIO, 0, 0, 0], [0, 0, T_CELL_FC, T_REGION_FC],
+                      [T_DYN_CONTRADICTION_FC, T_DYN_DOUBLE_FC, T_DYN_CELL_FC, T_DYN_REGION_FC],
+                      [T_PLUS_CONTRADICTION_FC, T_PLUS_DOUBLE_FC, T_PLUS_CELL_FC,
+                       T_PLUS_REGION_FC]], np.int64)
 # serate's sort keys of the conclusions, its order among equally complex ones
 DOUBLE, CELL, REGION, CONTRADICTION = 1, 5, 6, 7
 # A run's record lives in a slot: slot cell * 9 + digit the run from that candidate on,
@@ -72,7 +85,8 @@ DOUBLE, CELL, REGION, CONTRADICTION = 1, 5, 6, 7
 OFF_SLOT = 81 * 9
 SLOTS = OFF_SLOT + 1
 WORDS = (NODES + 63) // 64
-MAXPAR = 10  # a node's parents: what implied it, and up to 8 offs that made it single
+MAXPAR = 16  # a node's parents: what implied it and up to 8 offs that made it single, or
+# the up to 14 offs a (+) rule's pattern needs (plus.py)
 
 
 # The runs' records and scratch: per slot, has a bit per node reached, order the nodes in
@@ -86,7 +100,7 @@ MAXPAR = 10  # a node's parents: what implied it, and up to 8 offs that made it 
 # contradiction's candidate; effort the units. n[d, h]: how many cells of house h hold
 # candidate d in g (n0: in the grid as it stands), to find a house left with two places.
 Work = namedtuple("Work", "has order count npar par made cx hits g n0 n qon qoff mk mkn one sl "
-                          "vis stack gen best hit effort")
+                          "vis stack gen best hit effort val adv rc rm pp occ gp lost")
 
 
 @compiled.helper()
@@ -101,7 +115,10 @@ def new_work(effort):
                 np.zeros((32, MAXPAR + 1), np.int64), np.zeros(32, np.int64),
                 np.zeros(1, np.int64), np.zeros(9, np.int64), np.zeros(NODES, np.int64),
                 np.zeros(NODES, np.int64), np.zeros(1, np.int64), np.zeros(6, np.int64),
-                np.zeros(1, np.int64), effort)
+                np.zeros(1, np.int64), effort, np.zeros(81, np.int64),
+                np.zeros((NODES, 2 + MAXPAR), np.int64), np.zeros(81, np.int64),
+                np.zeros(81, np.int64), np.zeros(MAXPAR, np.int64), np.zeros(9, np.int64),
+                np.zeros((9, 27), np.int64), np.zeros(27, np.int64))
 
 
 @compiled.helper(inline="always")
@@ -161,9 +178,10 @@ def add(W, slot, node, parents, n):
 
 
 @compiled.helper(_nrt=False)
-def run(W, cand, slot, start, dynamic, y):
+def run(W, cand, slot, start, dynamic, y, lvl):
     """One run from `start`, recorded in slot; the complexity of the contradiction it
-    stopped at, or -1 when it ran out without one."""
+    stopped at, or -1 when it ran out without one. With `lvl` (chains (+)), a run that has
+    nothing left to follow takes out what plus.py's rules find, and goes on."""
     count, g, qon, qoff, mk, mkn = W.count, W.g, W.qon, W.qoff, W.mk, W.mkn
     for w in range(WORDS):
         W.has[slot, w] = 0
@@ -182,7 +200,19 @@ def run(W, cand, slot, start, dynamic, y):
     else:
         qoff[toff] = start
         toff += 1
-    while hon < ton or hoff < toff:
+    while True:
+        if hon == ton and hoff == toff:
+            if not lvl:
+                break
+            W.effort[0] += 1
+            for i in range(plus(W, W.val, cand, g)):
+                q = W.adv[i, 0]
+                if not reached(W, slot, q):  # (its opposite on is no contradiction here)
+                    add(W, slot, q, W.adv[i, 2:], W.adv[i, 1])
+                    qoff[toff] = q
+                    toff += 1
+            if hoff == toff:
+                break
         if hon < ton:
             p = qon[hon]
             hon += 1
@@ -274,13 +304,13 @@ def run(W, cand, slot, start, dynamic, y):
 
 
 @compiled.helper(_nrt=False)
-def made(W, cand, c, d, dynamic, y):
+def made(W, cand, c, d, dynamic, y, lvl):
     """The run from candidate d of cell c on, in its slot (made the first time this kind of
     chains asks); what it returned, as run(), with W.hit."""
     slot = c * 9 + d
     if not W.made[slot]:
         W.effort[0] += 1
-        W.cx[slot] = run(W, cand, slot, ((slot) << 1) | 1, dynamic, y)
+        W.cx[slot] = run(W, cand, slot, ((slot) << 1) | 1, dynamic, y, lvl)
         W.hits[slot] = W.hit[0]
         W.made[slot] = 1
     W.hit[0] = W.hits[slot]
@@ -334,7 +364,8 @@ def common(W, cand, first, n, key, tech, info0, info3):
 def houses(W, val, cand, c, d, mode):
     """The region chains of digit d in the houses where cell c is its first place."""
     dynamic = mode != MULTIPLE
-    tech = T_DYN_REGION_FC if dynamic else T_REGION_FC
+    lvl = 1 if mode == PLUS else 0
+    tech = KIND_TECH[mode, 3]
     for which in (2, 0, 1):
         h = CELL_HOUSES[c, which]
         n = 0
@@ -351,7 +382,7 @@ def houses(W, val, cand, c, d, mode):
         for k in range(9):
             o = HOUSE_CELLS[h, k]
             if o != c and (cand[o] >> d) & 1:
-                made(W, cand, o, d, dynamic, True)
+                made(W, cand, o, d, dynamic, True, lvl)
                 W.sl[n] = o * 9 + d
                 n += 1
         common(W, cand, c * 9 + d, n, REGION, tech, c * 10 + d + 1, h)
@@ -362,9 +393,12 @@ def chains_of(W, val, cand, mode):
     """The least complex conclusion of this kind of chains, into W.best."""
     dynamic = mode != MULTIPLE
     y = mode != NISHIO
+    lvl = 1 if mode == PLUS else 0
     W.best[0] = 1 << 40
     W.best[1] = 0
     W.made[:] = 0  # the runs of another kind (or grid) are not this one's
+    for c in range(81):
+        W.val[c] = val[c]
     for d in range(9):
         for h in range(27):
             n = 0
@@ -385,22 +419,22 @@ def chains_of(W, val, cand, mode):
             if first < 0:
                 first = d
             on = ((c * 9 + d) << 1) | 1
-            cx = made(W, cand, c, d, dynamic, y)
+            cx = made(W, cand, c, d, dynamic, y, lvl)
             if mode == MULTIPLE:
                 houses(W, val, cand, c, d, mode)
                 continue
-            tech = T_NISHIO if mode == NISHIO else T_DYN_CONTRADICTION_FC
+            tech = KIND_TECH[mode, 0]
             if cx >= 0:
                 consider(W, cx, CONTRADICTION, tech, on ^ 1, cand, c * 10 + d + 1, W.hit[0])
             W.effort[0] += 1
-            cx = run(W, cand, OFF_SLOT, on ^ 1, dynamic, y)
+            cx = run(W, cand, OFF_SLOT, on ^ 1, dynamic, y, lvl)
             if cx >= 0:
                 consider(W, cx, CONTRADICTION, tech, on, cand, c * 10 + d + 1, W.hit[0])
             if mode == NISHIO:
                 continue
             if card >= 3:  # (a bivalue cell's doubles are its cell chains)
                 W.sl[0] = OFF_SLOT
-                common(W, cand, c * 9 + d, 1, DOUBLE, T_DYN_DOUBLE_FC, c * 10 + d + 1, 0)
+                common(W, cand, c * 9 + d, 1, DOUBLE, KIND_TECH[mode, 1], c * 10 + d + 1, 0)
             houses(W, val, cand, c, d, mode)
         if mode == NISHIO:
             continue
@@ -410,8 +444,7 @@ def chains_of(W, val, cand, mode):
             W.sl[n] = c * 9 + lowbit(x)
             x &= x - 1
             n += 1
-        common(W, cand, c * 9 + first, n, CELL, T_DYN_CELL_FC if dynamic else T_CELL_FC,
-               c * 10, 0)
+        common(W, cand, c * 9 + first, n, CELL, KIND_TECH[mode, 2], c * 10, 0)
     return W.best[0] < (1 << 40)
 
 
@@ -447,7 +480,7 @@ def offer_best(W, cand, H, mode):
 def assumptions(val, cand, H, W):
     """The step of the first of Nishio, multiple and dynamic chains that has one, in H;
     False when none does. W: new_work's, reused from step to step."""
-    for mode in (NISHIO, MULTIPLE, DYNAMIC):
+    for mode in (NISHIO, MULTIPLE, DYNAMIC, PLUS):
         if chains_of(W, val, cand, mode):
             offer_best(W, cand, H, mode)
             return True

@@ -46,7 +46,7 @@ OK, BUDGET, DISAGREES, INVALID, BEYOND = range(5)
 STATUS_NAMES = ("ok", "budget", "disagrees", "invalid", "beyond")
 # Columns of the kernel's result matrix
 ER, EP, ED, TECHNIQUE, STEPS, STATUS, REACHED = range(7)
-FIRST_MISSING = 90  # the easiest rating of the techniques we lack (dynamic chains (+))
+FIRST_MISSING = 95  # the easiest rating of the techniques we lack (nested forcing chains)
 MAX_STEPS = 810  # a step places a digit or removes a candidate: at most 81 + 729
 MAX_EVENTS = 810
 STEP_WORDS = 3 + ELIMS - INFO  # a recorded step: technique, rating, end of events, info
