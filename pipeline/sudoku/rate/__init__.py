@@ -40,12 +40,15 @@ from pipeline.sudoku.rate.techniques import TECHNIQUES
 __all__ = ["DEFAULT_BUDGET", "STATUS_NAMES", "TECHNIQUES", "RateResult", "Step", "path",
            "rate", "rate_grids"]
 
-# Effort units (path.py: one producer's scan of the grid, or one chain search from one
-# candidate). A step without chains takes at most about 20, one with forcing chains up to
-# about 3 000, one with dynamic chains (each candidate on and off, and each place of a digit
-# in its houses) a few thousand more; the held-out top1465 puzzles (SER up to 9.x) all fit
-# in 100 000 (50 000 cuts 4 of 146): the default leaves twice that.
-DEFAULT_BUDGET = 200_000
+# Effort units (path.py: one producer's scan of the grid, one chain search from one
+# candidate, or one look of a run of chains (+) at its grid). A step without chains takes
+# at most about 20, one with forcing chains up to about 3 000, one with dynamic chains
+# (each candidate on and off, and each place of a digit in its houses) a few thousand
+# more, one with chains (+) several times that; the held-out top1465 puzzles (SER up to
+# 9.x) all fit in 100 000 (50 000 cuts 4 of 146), the public puzzles that need chains (+)
+# (tests' plus.jsonl) in 200 000 (180 000 cuts one, forum hardest 1106 #62, 0.4 s): the
+# default leaves more than twice that.
+DEFAULT_BUDGET = 500_000
 
 
 @dataclass
