@@ -61,11 +61,11 @@ from pipeline.sudoku.rate.techniques import (
     T_DYN_CONTRADICTION_FC,
     T_DYN_DOUBLE_FC,
     T_DYN_REGION_FC,
+    T_NISHIO,
     T_PLUS_CELL_FC,
     T_PLUS_CONTRADICTION_FC,
     T_PLUS_DOUBLE_FC,
     T_PLUS_REGION_FC,
-    T_NISHIO,
     T_REGION_FC,
     TECH,
 )
