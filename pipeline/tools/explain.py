@@ -139,6 +139,7 @@ def explain_one(puzzle: np.ndarray, board: int | None, fmt: str, budget: int,
                "er": er if rated == "ok" else None, "ep": ep if rated == "ok" else None,
                "ed": ed if rated == "ok" else None,
                "er_technique": set_by(er) if rated == "ok" else None,
+               "reached": None if rated == "ok" else float(got.reached[0]) / 10,
                "steps": [{"step": k + 1, "technique": s.technique, "rating": s.rating,
                           "cells": sorted({square_name(q) for q, _ in
                                            (*s.placements, *s.eliminations)}),

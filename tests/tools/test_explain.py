@@ -113,3 +113,12 @@ def test_board_on_many_puzzles_goes_on_past_a_short_path(run_cli, hard):
         in res.stdout
     assert res.stdout.count("ER ") == 2 and "‖" in res.stdout  # the second one's board
     assert run_cli("explain", hard, "--board", "2", "-f", "json").returncode == 2
+
+
+def test_json_of_a_puzzle_not_rated_says_how_far_it_came(run_cli, hard):
+    """Found by a new user: the text said `not rated: budget (reached X)`, the JSON not."""
+    res = run_cli("explain", hard, "--format", "json", "--rate-budget", "30")
+    out = json.loads(res.stdout)
+    assert out["rating"] == "budget" and out["er"] is None
+    assert 1.0 <= out["reached"] <= rate.rate([hard]).er[0] / 10
+    assert json.loads(run_cli("explain", hard, "--format", "json").stdout)["reached"] is None
