@@ -1065,48 +1065,63 @@ def bug3(cand, H, E, bugc, nb, extras, common):
 
 @compiled.helper()
 def aligned_pair(val, cand, H, E):
-    """Aligned pair exclusion (6.2): two cells of a house; a pair of their digits that
-    would empty a cell seeing both (or put one digit twice in the house) cannot be; a digit
-    of one cell in no pair left goes."""
-    small = np.zeros(3, np.int64)  # the cells a pair of digits could empty (at most two digits)
+    """Aligned pair exclusion (6.2), as serate finds it. Base cells: two or more candidates,
+    no peer with one, and a bivalue peer (an excluder). Two base cells (in serate's order:
+    by the second cell, then the first; they need not see each other) with two or more
+    excluders in common: a pair of their digits is out when a common excluder holds just
+    those two, or when the cells see each other and the digits are the same; a digit of
+    one cell in no pair left goes. The first such pair."""
+    two = np.zeros(3, np.int64)  # the bivalue cells (excluders)
+    one = np.zeros(3, np.int64)  # the cells of one candidate
     for c in range(81):
-        if val[c] == 0 and POP9[cand[c]] <= 2:
-            small[c // 27] |= np.int64(1) << (c % 27)
-    partners = np.zeros(9, np.int64)  # per digit, the digits it cannot pair with
-    for a in range(81):
-        if val[a] != 0:
+        if val[c] == 0:
+            if POP9[cand[c]] == 2:
+                two[c // 27] |= np.int64(1) << (c % 27)
+            elif POP9[cand[c]] == 1:
+                one[c // 27] |= np.int64(1) << (c % 27)
+    base = np.zeros(81, np.int64)
+    nb = 0
+    for c in range(81):
+        if val[c] != 0 or POP9[cand[c]] < 2:
             continue
-        for b in range(a + 1, 81):
-            if val[b] != 0 or not SEES[a, b]:
-                continue
-            for i in range(9):
-                partners[i] = 0
-            blocked = 0  # digits in no pair: a cell seeing both holds only that one
-            found = False
+        if (PEER_BB[c, 0] & one[0]) | (PEER_BB[c, 1] & one[1]) | (PEER_BB[c, 2] & one[2]):
+            continue
+        if (PEER_BB[c, 0] & two[0]) | (PEER_BB[c, 1] & two[1]) | (PEER_BB[c, 2] & two[2]):
+            base[nb] = c
+            nb += 1
+    partners = np.zeros(9, np.int64)  # per digit, the digits a common excluder pairs it with
+    for j in range(1, nb):
+        b = base[j]
+        for i in range(j):
+            a = base[i]
+            common = 0
             for w in range(3):
-                x = PEER_BB[a, w] & PEER_BB[b, w] & small[w]
+                common += popcount(PEER_BB[a, w] & PEER_BB[b, w] & two[w])
+            if common < 2:
+                continue
+            for d in range(9):
+                partners[d] = 0
+            for w in range(3):
+                x = PEER_BB[a, w] & PEER_BB[b, w] & two[w]
                 while x:
                     m = cand[w * 27 + lowbit(x)]
                     x &= x - 1
-                    found = True
-                    if POP9[m] == 2:
-                        u = lowbit(m)
-                        v = lowbit(m & (m - 1))
-                        partners[u] |= 1 << v
-                        partners[v] |= 1 << u
-                    else:  # one candidate (or none: then no pair at all)
-                        blocked |= m if m else 0x1FF
+                    u = lowbit(m)
+                    v = lowbit(m & (m - 1))
+                    partners[u] |= 1 << v
+                    partners[v] |= 1 << u
+            seeing = SEES[a, b]
             ma = cand[a]
             mb = cand[b]
-            if not found and POP9[ma] >= 2 and POP9[mb] >= 2:
-                continue  # every digit of each has a partner in the other: nothing goes
             allowed_a = 0
             allowed_b = 0
-            x = ma & ~blocked
+            x = ma
             while x:
                 u = lowbit(x)
                 x &= x - 1
-                vs = mb & ~blocked & ~(1 << u) & ~partners[u]
+                vs = mb & ~partners[u]
+                if seeing:
+                    vs &= ~(1 << u)
                 if vs:
                     allowed_a |= 1 << u
                     allowed_b |= vs

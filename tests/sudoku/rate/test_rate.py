@@ -233,3 +233,15 @@ def test_dynamic_chains_plus_whole_paths_are_serates():
                                                           ("er", "ep", "ed")), r["source"]
         assert rate.TECHNIQUES[got.technique[0]] == r["technique"], r["source"]
     assert len(records) == 6 and plus >= 48
+
+
+def test_aligned_pair_of_cells_that_do_not_see_each_other():
+    """Found by a new user (top1465 #202, 0-based): serate's aligned pair exclusion also
+    takes two cells in no common house (then a digit may be in both); ours took only cells
+    that see each other, in another order, and its path went another way at step 49 (the
+    same ER). The step as serate's run of the puzzle printed it (`--after='%r %s'`), and
+    its whole path, 111 steps, is serate's again."""
+    puzzle = "12.4.........8...37....6...........8.....2.45..59...6..1...4.9..7....8..96..1..2."
+    steps = rate.path(puzzle)
+    assert (steps[48].rating, steps[48].text) == (6.2, "Aligned Pair Exclusion: r2c7,r3c5")
+    assert len(steps) == 111 and max(s.rating for s in steps) == 9.1
