@@ -99,8 +99,9 @@ MAXPAR = 16  # a node's parents: what implied it and up to 8 offs that made it s
 # (complexity, sort key, technique, node, two words of info); hit the last run's
 # contradiction's candidate; effort the units. n[d, h]: how many cells of house h hold
 # candidate d in g (n0: in the grid as it stands), to find a house left with two places.
+# val: the step's placed cells; adv and the rest: plus.py's (chains (+)).
 Work = namedtuple("Work", "has order count npar par made cx hits g n0 n qon qoff mk mkn one sl "
-                          "vis stack gen best hit effort val adv rc rm pp occ gp lost")
+                          "vis stack gen best hit effort val adv rc rm pp occ gp lost amark agen")
 
 
 @compiled.helper()
@@ -118,7 +119,8 @@ def new_work(effort):
                 np.zeros(1, np.int64), effort, np.zeros(81, np.int64),
                 np.zeros((NODES, 2 + MAXPAR), np.int64), np.zeros(81, np.int64),
                 np.zeros(81, np.int64), np.zeros(MAXPAR, np.int64), np.zeros(9, np.int64),
-                np.zeros((9, 27), np.int64), np.zeros(27, np.int64))
+                np.zeros((9, 27), np.int64), np.zeros(27, np.int64), np.zeros(NODES, np.int64),
+                np.zeros(1, np.int64))
 
 
 @compiled.helper(inline="always")

@@ -22,7 +22,8 @@ increasing order); a pattern's cells as Java's HashMap of 16 (or more) buckets l
 The order decides which of two ways first reaches a node, and so its parents.
 
 Nothing here allocates (`_nrt=False`): the eliminations go to W.adv (dynamic.Work), a row
-each: the off node, its parents' count, its parents.
+each: the off node, its parents' count, its parents; W.rc, rm, pp, occ, gp, lost, amark and
+agen are this module's scratch.
 """
 
 from __future__ import annotations
@@ -59,7 +60,9 @@ def tables(W, cand, g):
 @compiled.helper(_nrt=False)
 def emit(W, n, rc, rm, nr, pp, npp):
     """Append a pattern's eliminations (cells rc[:nr], digit masks rm[:nr], in the order
-    added) to W.adv from row n, each with the parents pp[:npp]; the rows now used."""
+    added) to W.adv from row n, each with the parents pp[:npp]; the rows now used. An
+    elimination met before in this look is not repeated: the run keeps the first (and so
+    a look has at most 729 rows, where its patterns may repeat one many times)."""
     cap = 16
     while nr * 4 > cap * 3:  # (Java's HashMap doubles past three quarters full)
         cap *= 2
@@ -71,7 +74,11 @@ def emit(W, n, rc, rm, nr, pp, npp):
             while x:
                 d = lowbit(x)
                 x &= x - 1
-                W.adv[n, 0] = (rc[i] * 9 + d) << 1
+                node = (rc[i] * 9 + d) << 1
+                if W.amark[node] == W.agen[0]:
+                    continue
+                W.amark[node] = W.agen[0]
+                W.adv[n, 0] = node
                 W.adv[n, 1] = npp
                 for k in range(npp):
                     W.adv[n, 2 + k] = pp[k]
@@ -270,6 +277,7 @@ def plus(W, val, cand, g):
     rc = W.rc
     rm = W.rm
     pp = W.pp
+    W.agen[0] += 1
     tables(W, cand, g)
     n = locking(W, cand, g, rc, rm, pp)
     if n == 0:
