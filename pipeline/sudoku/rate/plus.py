@@ -32,10 +32,10 @@ import numpy as np
 
 from pipeline import compiled
 from pipeline.sudoku.rate.board import BOX, CELL_HOUSES, COL, HOUSE_CELLS, POP9, ROW, lowbit
+from pipeline.sudoku.rate.techniques import empties, serates_house
 
 # the intersections' (first house, second house) kinds, in serate's order
 LOCKING = np.array([[BOX, COL], [BOX, ROW], [COL, BOX], [ROW, BOX]], np.int64)
-SUBSET_HOUSES = np.array([BOX, COL, ROW], np.int64)
 
 
 @compiled.helper(_nrt=False)
@@ -132,19 +132,15 @@ def locking(W, cand, g, rc, rm, pp):
 def hidden_pairs(W, val, cand, g, rc, rm, pp):
     """Two digits with the same two places in a house (of more than four empty cells)."""
     n = 0
-    for t in range(3):
-        for i in range(9):
-            h = SUBSET_HOUSES[t] + i
-            empty = 0
-            for k in range(9):
-                empty += val[HOUSE_CELLS[h, k]] == 0
-            if empty <= 4 or W.lost[h] == 0:
-                continue
-            for m in range(512):
-                if POP9[m] != 2 or not W.lost[h] & m:
+    for t in range(27):
+        h = serates_house(t)
+        if empties(val, h) <= 4 or W.lost[h] == 0:
+            continue
+        for d2 in range(1, 9):  # (the pairs in increasing order of their 9-bit masks)
+            for d1 in range(d2):
+                m = (1 << d1) | (1 << d2)
+                if not W.lost[h] & m:
                     continue
-                d1 = lowbit(m)
-                d2 = lowbit(m & (m - 1))
                 p1 = W.gp[d1, h]
                 p2 = W.gp[d2, h]
                 if POP9[p1] < 2 or POP9[p2] < 2 or POP9[p1 | p2] != 2:
@@ -178,19 +174,15 @@ def hidden_pairs(W, val, cand, g, rc, rm, pp):
 def naked_pairs(W, val, cand, g, rc, rm, pp):
     """Two cells of a house (of four empty cells or more) with the same two digits."""
     n = 0
-    for t in range(3):
-        for i in range(9):
-            h = SUBSET_HOUSES[t] + i
-            empty = 0
-            for k in range(9):
-                empty += val[HOUSE_CELLS[h, k]] == 0
-            if empty < 4 or W.lost[h] == 0:
-                continue
-            for m in range(512):
-                if POP9[m] != 2:
-                    continue
-                c1 = HOUSE_CELLS[h, lowbit(m)]
-                c2 = HOUSE_CELLS[h, lowbit(m & (m - 1))]
+    for t in range(27):
+        h = serates_house(t)
+        if empties(val, h) < 4 or W.lost[h] == 0:
+            continue
+        for k2 in range(1, 9):  # (the pairs in increasing order of their 9-bit masks)
+            for k1 in range(k2):
+                m = (1 << k1) | (1 << k2)
+                c1 = HOUSE_CELLS[h, k1]
+                c2 = HOUSE_CELLS[h, k2]
                 if not (cand[c1] & ~g[c1]) | (cand[c2] & ~g[c2]):
                     continue
                 u = g[c1] | g[c2]
@@ -234,39 +226,37 @@ def x_wings(W, val, cand, g, rc, rm, pp):
     for kind in range(2):
         base = COL if kind == 0 else ROW
         cover = ROW if kind == 0 else COL
-        for m in range(512):
-            if POP9[m] != 2:
-                continue
-            b1 = lowbit(m)
-            b2 = lowbit(m & (m - 1))
-            for d in range(9):
-                if placed[d] + 4 > 9 or not ((W.lost[base + b1] | W.lost[base + b2]) >> d) & 1:
-                    continue
-                p1 = W.gp[d, base + b1]
-                p2 = W.gp[d, base + b2]
-                u = p1 | p2
-                if POP9[p1] < 2 or POP9[p2] < 2 or POP9[u] != 2:
-                    continue
-                nr = 0
-                for i in range(9):
-                    if (u >> i) & 1:
-                        x = W.gp[d, cover + i] & ~m
-                        for j in range(9):
-                            if (x >> j) & 1:
-                                rc[nr] = HOUSE_CELLS[cover + i, j]
-                                rm[nr] = 1 << d
-                                nr += 1
-                if nr == 0:
-                    continue
-                npp = 0
-                for b in (b1, b2):
-                    for k in range(9):
-                        c = HOUSE_CELLS[base + b, k]
-                        if (u >> k) & 1 == 0 and (cand[c] >> d) & 1 and not (g[c] >> d) & 1:
-                            pp[npp] = (c * 9 + d) << 1
-                            npp += 1
-                if npp:
-                    n = emit(W, n, rc, rm, nr, pp, npp)
+        for b2 in range(1, 9):  # (the pairs in increasing order of their 9-bit masks)
+            for b1 in range(b2):
+                m = (1 << b1) | (1 << b2)
+                for d in range(9):
+                    if placed[d] + 4 > 9 or not ((W.lost[base + b1] | W.lost[base + b2]) >> d) & 1:
+                        continue
+                    p1 = W.gp[d, base + b1]
+                    p2 = W.gp[d, base + b2]
+                    u = p1 | p2
+                    if POP9[p1] < 2 or POP9[p2] < 2 or POP9[u] != 2:
+                        continue
+                    nr = 0
+                    for i in range(9):
+                        if (u >> i) & 1:
+                            x = W.gp[d, cover + i] & ~m
+                            for j in range(9):
+                                if (x >> j) & 1:
+                                    rc[nr] = HOUSE_CELLS[cover + i, j]
+                                    rm[nr] = 1 << d
+                                    nr += 1
+                    if nr == 0:
+                        continue
+                    npp = 0
+                    for b in (b1, b2):
+                        for k in range(9):
+                            c = HOUSE_CELLS[base + b, k]
+                            if (u >> k) & 1 == 0 and (cand[c] >> d) & 1 and not (g[c] >> d) & 1:
+                                pp[npp] = (c * 9 + d) << 1
+                                npp += 1
+                    if npp:
+                        n = emit(W, n, rc, rm, nr, pp, npp)
     return n
 
 
