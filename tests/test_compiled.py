@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import os
 import shutil
-from pathlib import Path
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
