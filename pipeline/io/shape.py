@@ -9,13 +9,13 @@
 
 What comes before the first row is the preamble (`data_start`): a UTF-8 BOM, blank and `#`
 lines, a CSV header, a text file's count or title line. A first CSV record is a header only
-when it reads as column names (no field of digits, every field a word) and a known name is
-among them or the records after it hold puzzles where it holds a name; so a bad first
-record of a headerless file stays a row. A word is a name of letters (any script), digits and
-the usual punctuation; with a known name among the fields, any field that is not a puzzle
-or a run of digits is a name (`1st`, `id:v2`, `=x`: the header is plain). A headerless CSV's fields and fixed-width records'
-tokens are counted as most of the sampled records have them, so that an odd first record
-is one malformed row; a title line has no long run of digits (a broken puzzle is a row).
+when no field is a puzzle or a run of digits, and either a known name is among them (then
+every other field is a name too: `1st`, `id:v2`) or every field is a word (letters of any
+script, digits and the usual punctuation) and the records after it hold puzzles where it
+holds a name; so a bad first record of a headerless file stays a row. A headerless CSV's
+fields and fixed-width records' tokens are counted as most of the sampled records have
+them, so that an odd first record is one malformed row; a title line has no long run of
+digits (a broken puzzle is a row).
 """
 
 from __future__ import annotations
