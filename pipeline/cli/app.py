@@ -432,7 +432,7 @@ def show(
         help="table (for a person), csv or json (one object a line).")] = "table",
 ) -> None:
     """The rows of a run with given statuses: source, row, status, reason, puzzle (and ser,
-    ser_technique in a run made with --rate).
+    ser_technique, rate_note in a run made with --rate).
 
     The question after a run: which rows were not solved, and why; which are the hardest."""
     from pipeline.tools import show as show_mod

@@ -29,7 +29,7 @@ def parse_band(text: str, option: str = "--ser") -> tuple[int, int]:
 def main(folder: str, statuses: list[str], limit: int = 20, fmt: str = "table",
          ser: tuple[int, int] | None = None, sort: str = "input") -> int:
     """`pipeline show`: the rows of a run with the given statuses (source, row, status,
-    reason, puzzle, and ser with its technique in a run made with --rate), read lazily:
+    reason, puzzle, and in a run made with --rate ser, its technique and rate_note), read lazily:
     only the rows shown are held (the `limit` highest of each batch, with a sort)."""
     run = runfolder.open_run(folder, need_canonical=False, finished=False, empty=True)
     rated = "ser" in run.columns
@@ -39,7 +39,7 @@ def main(folder: str, statuses: list[str], limit: int = 20, fmt: str = "table",
         raise UsageError(f"--sort {sort}: one of {', '.join(SORTS)}")
     columns = ["source", "row", "status", "reason", "puzzle"]
     if rated:
-        columns += ["ser", "ser_technique"]
+        columns += ["ser", "ser_technique", "rate_note"]  # (the note: why a row has no ser)
     if sort in ("guesses", "solve_us"):
         columns.append(sort)
     limit = min(limit, 1 << 48)  # a limit past every row is no limit (polars takes 64 bits)

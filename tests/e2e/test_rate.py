@@ -99,6 +99,13 @@ def test_past_the_budget_ser_is_null_and_the_note_says_how_far(tmp_path):
     assert (frame["status"] == "solved").all()
     assert frame["ser"].is_null().all()
     assert frame["rate_note"].str.starts_with("past the rating budget at ").all()
+    # show says why a solved row has no rating
+    code, out, err = run(["show", "out", "--status", "solved", "--limit", "0", "-f", "json"],
+                         tmp_path)
+    assert code == 0, err
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [r["rate_note"] for r in rows] == frame["rate_note"].to_list()
+    assert all(r["ser"] is None for r in rows)
 
 
 def test_rate_needs_uniqueness_proven(tmp_path):
