@@ -3,10 +3,13 @@ empty), the HTML is self-contained, holds every chart and escapes what it shows.
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 from pathlib import Path
 
+import numpy as np
+import polars as pl
 import pytest
 from conftest import REPO, invoke
 
@@ -68,6 +71,10 @@ def test_report_on_a_finished_run(run_folder):
         assert re.search(rf"<title>{status}: [1-9]", text), status
     parts = len(list((run_folder / "results").glob("part-*.parquet")))
     assert parts > 2 and f"{parts} parts" in text  # throughput: one dot per part
+    # Solve times are the stats' own figures, not a second estimate of them.
+    stats = pl.read_parquet(run_folder / "stats.parquet").filter(pl.col("scope") == "run")
+    p50, p99 = stats["solve_us_p50"][0], stats["solve_us_p99"][0]
+    assert f"p50 {p50:.1f} µs, p99 {p99:.1f} µs" in " ".join(result.stdout.split())
 
 
 def test_report_on_an_unfinished_run_and_html_option(run_folder, tmp_path):
@@ -84,6 +91,11 @@ def test_report_on_an_unfinished_run_and_html_option(run_folder, tmp_path):
     check_self_contained(text)
     assert 'id="unfinished"' in text
     assert "300" in result.stdout  # three parts of 100 rows
+    # No stats yet: the rows' lower quantiles, as the stats take them.
+    us = np.sort(pl.read_parquet(copy / "results" / "*.parquet")["solve_us"].drop_nulls()
+                 .to_numpy())
+    p50, p99 = us[math.ceil(0.5 * len(us)) - 1], us[math.ceil(0.99 * len(us)) - 1]
+    assert f"p50 {p50:.1f} µs, p99 {p99:.1f} µs" in " ".join(result.stdout.split())
 
 
 def test_report_on_a_run_with_no_rows(tmp_path):
