@@ -110,7 +110,8 @@ def load(folder: str | Path) -> RunData:
     """Read and aggregate a run folder (a path or a URL); InputError when it is not one."""
     run = runfolder.open_run(str(folder), need_canonical=False, finished=False, empty=True)
     stats: dict = {}
-    table = run.stats()
+    # (an unfinished run's stats.parquet, if any, is of a run before: not this one's)
+    table = run.stats() if run.finished else None
     if table is not None:
         frame = pl.from_arrow(table).filter(pl.col("scope") == "run")
         if frame.height:
