@@ -11,6 +11,8 @@
                     for `after-plan.go` (so a test can edit an input under a run)
     before-stats    the same, once every part is written and before the stats
     commit          the same (waiting 5 s at most), just before `_SUCCESS` is written
+    split-publish   `split`, its new files written, the earlier split's removed, waits the
+                    same way (5 s at most) before it moves the new ones in
     stale-write     a worker, its first part made, leaves `stale-write.reached` and waits for
                     `stale-write.go` before writing it (a worker stopped at that moment),
                     then leaves `stale-write.done` whatever the write did

@@ -17,11 +17,13 @@ pool and the Dask client process share:
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import multiprocessing
 import os
 import signal
 import sys
+import threading
 
 from pipeline.errors import Interrupted
 
@@ -68,6 +70,23 @@ def ignore_stops() -> None:
 
 def _ignored(_signum, _frame) -> None:
     """A stop while stopping: nothing to do."""
+
+
+@contextlib.contextmanager
+def stops_ignored():
+    """Ctrl-C and SIGTERM ignored inside (steps that must all happen once begun, such as an
+    output's files replaced one by one), the handlers before restored after. Outside the
+    main thread, where no handler can be set, it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    ignore_stops()
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def _stop_later(_signum, frame) -> None:

@@ -226,13 +226,22 @@ class Outputs:
                                                f"{uuid.uuid4().hex[:8]}.tmp"))
         self.files = [open(p, "wb") for p in self.tmp]  # noqa: SIM115
         self.writers = [TableWriter(f, fmt, schema) for f in self.files]
+        self.closed = False
 
-    def publish(self) -> None:
+    def close(self) -> None:
+        """The files whole on disk, still under their temporary names."""
+        if self.closed:
+            return
+        self.closed = True
         for w, f in zip(self.writers, self.files, strict=True):
             w.close()
             f.flush()
             os.fsync(f.fileno())
             f.close()
+
+    def publish(self) -> None:
+        """Each file to its name, one after the other (closed first)."""
+        self.close()
         for loc, path in zip(self.locs, self.tmp, strict=True):
             if loc.local:
                 os.replace(path, loc.path)

@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from pipeline import testhooks
 from pipeline.errors import RunFailed, UsageError
+from pipeline.execute.lifecycle import stops_ignored
 from pipeline.io.classes import (
     FATE,
     MEMORY_ROWS,
@@ -79,7 +81,7 @@ class SplitSummary:
             body.append([name, f"{int(self.rows[i]):,}", f"{int(c.sum()):,}",
                          *(f"{int(c[s]):,}" for s in used)])
         tot = self.classes.sum(axis=0)
-        body.append(["all", f"{int(self.rows.sum()):,}", f"{int(tot.sum()):,}",
+        body.append(["(total)", f"{int(self.rows.sum()):,}", f"{int(tot.sum()):,}",
                      *(f"{int(tot[s]):,}" for s in used)])
         widths = [max(len(r[j]) for r in [heads, *body]) for j in range(len(heads))]
         return "\n".join("  ".join(c.ljust(w) if j == 0 else c.rjust(w)
@@ -259,7 +261,7 @@ def split(run_dir, fractions, names=None, seed: int = 0, output_dir: str = ".",
                                 take = take[np.argsort(key[take], kind="stable")]
                                 outs.writers[j].write(t.take(take).cast(schema))
                                 rows[j] += len(take)
-            outs.publish()
+            outs.close()
         except BaseException as exc:
             outs.discard()
             if isinstance(exc, OSError):
@@ -269,12 +271,30 @@ def split(run_dir, fractions, names=None, seed: int = 0, output_dir: str = ".",
                            [strata.label(i) for i in range(len(per_stratum))], classes, rows,
                            int(buckets.formless.sum()), [loc.name for loc in outs.locs])
     summary.seconds = time.perf_counter() - started
-    stale = _files_of_earlier_split(outdir) - set(summary.files)
     info = {**summary.as_dict(), "run_id": run.manifest.get("run_id"), "format": fmt}
-    outdir.child("split.json").write_atomic((json.dumps(info, indent=2) + "\n").encode())
-    for name in sorted(stale):  # an earlier split's file, which `overlap OUTDIR` won't see
-        outdir.child(name).remove()
+    _publish(outdir, outs, (json.dumps(info, indent=2) + "\n").encode())
     return summary
+
+
+def _publish(outdir, outs: Outputs, info: bytes) -> None:
+    """The new split in place of an earlier one in the folder, never a mix of the two: its
+    split.json goes, then every file it names, then the new files come, split.json last.
+    A stop (Ctrl-C, SIGTERM) waits till the end; after a kill the folder holds no split.json
+    and only new files."""
+    with stops_ignored():
+        try:
+            earlier = _files_of_earlier_split(outdir)
+            outdir.child("split.json").remove()
+            for name in sorted(earlier):  # (also those the new split names: a kill between
+                outdir.child(name).remove()  # two renames would leave one of each)
+            testhooks.pause("split-publish", 5)
+            outs.publish()
+            outdir.child("split.json").write_atomic(info)
+        except BaseException as exc:
+            outs.discard()
+            if isinstance(exc, OSError):
+                raise RunFailed(f"cannot write {outdir.shown}: {why(exc)}") from None
+            raise
 
 
 def _files_of_earlier_split(outdir) -> set[str]:

@@ -7,6 +7,7 @@ process at the moment in question, and the test is repeated.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -219,3 +220,51 @@ def test_two_quick_ctrl_c_at_any_moment(tmp_path, big, delay):
             os.killpg(proc.pid, signal.SIGKILL)
     assert code == 130, err
     assert "stopped by SIGINT" in one_line(err)
+
+
+# ---------------------------------------------------------------------------------------
+# A tool's output replaced
+
+
+@pytest.fixture(scope="module")
+def canonical_run(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("canon")
+    code, _, err = run(["run", "-i", SAMPLE_CSV, "-o", "r", "--canonical", "-q"], d)
+    assert code == 0, err
+    return d / "r"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+def test_a_split_stopped_as_it_replaces_another_is_never_a_mix(canonical_run, tmp_path, sig):
+    """Found by a new user: `split` into the folder of an earlier one, stopped between its
+    renames, left the new train.parquet beside the old test.parquet (classes in both) and
+    the old split.json, looking finished."""
+    args = ["split", canonical_run, "--fractions", "0.5,0.5", "-o", "sp", "-q"]
+    assert run([*args, "--seed", "1"], tmp_path)[0] == 0
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    proc = start([*args, "--seed", "2"], tmp_path, PIPELINE_TEST_HOOK="split-publish",
+                 PIPELINE_TEST_HOOK_DIR=str(hooks))
+    try:
+        wait_file(hooks / "split-publish.reached", proc)
+        os.killpg(proc.pid, sig)
+        (hooks / "split-publish.go").touch()
+        code, _, err = finish(proc)
+    finally:
+        if proc.poll() is None:
+            kill_group(proc)
+    sp = tmp_path / "sp"
+    names = {p.name for p in sp.iterdir() if not p.name.startswith(".")}
+    if sig == signal.SIGKILL:  # no split: none of the old files, and no split.json
+        assert code == -signal.SIGKILL and names == set()
+        assert run([*args, "--seed", "2"], tmp_path)[0] == 0  # and run again, it is whole
+    else:  # a stop then is too late: the new split is made
+        assert code == 0, err
+    assert json.loads((sp / "split.json").read_text())["seed"] == 2
+    assert not [p for p in sp.iterdir() if p.name.startswith(".")]  # no temporary left
+    assert run(["split", canonical_run, "--fractions", "0.5,0.5", "-o", "fresh", "-q",
+                "--seed", "2"], tmp_path)[0] == 0
+    for name in ("train.parquet", "test.parquet"):
+        assert (sp / name).read_bytes() == (tmp_path / "fresh" / name).read_bytes()
+    code, out, err = run(["overlap", "sp"], tmp_path)
+    assert code == 0, out + err
