@@ -37,18 +37,23 @@ def is_url(text: str) -> bool:
 
 
 def redact(text: str) -> str:
-    """A path or URL with its secrets removed: no user:password@, no query, no fragment."""
+    """A path or URL with its secrets removed: no user:password@, no query, no fragment;
+    but an object store's `?` and `#` are its key's (s3://b/set#1.txt), kept."""
     if not is_url(text):
         return text
     parts = urlsplit(text)
     host = parts.hostname or ""
     if parts.port:
         host = f"{host}:{parts.port}"
+    if parts.scheme.lower() in OBJECT_STORES:
+        return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 _USERINFO = re.compile(r"\b([a-zA-Z][\w+.-]*://)[^/\s@]*@")
-_QUERY = re.compile(r"\b([a-zA-Z][\w+.-]*://[^\s?#'\"]*)[?#][^\s'\"]*")
+# a URL's query and fragment, but an object store's (part of its key)
+_QUERY = re.compile(r"\b(?!(?:s3a?|gcs?|az|abfss?|adl)://)"
+                    r"([a-zA-Z][\w+.-]*://[^\s?#'\"]*)[?#][^\s'\"]*", re.IGNORECASE)
 _SECRETS: set[str] = set()  # the secrets of every URL this process was given
 
 
@@ -65,8 +70,10 @@ def scrub(text: str) -> str:
 def _remember_secrets(text: str) -> None:
     """Note the secrets a URL carries, so that scrub() removes them anywhere."""
     parts = urlsplit(text)
-    found = [parts.username, parts.password, parts.query, parts.fragment]
-    found += [v for _, _, v in (q.partition("=") for q in parts.query.split("&"))]
+    found = [parts.username, parts.password]
+    if parts.scheme.lower() not in OBJECT_STORES:  # (there, a key's: no secret)
+        found += [parts.query, parts.fragment]
+        found += [v for _, _, v in (q.partition("=") for q in parts.query.split("&"))]
     if "@" in parts.netloc:
         found.append(parts.netloc.rsplit("@", 1)[0])
     _SECRETS.update(s for s in found if s and len(s) >= 4)

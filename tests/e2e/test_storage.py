@@ -77,6 +77,22 @@ def test_s3_input_and_output(s3, run_cli, tmp_path):
 
 
 @pytest.mark.slow
+def test_object_keys_with_hash_or_question_mark_keep_their_names(s3, run_cli, tmp_path):
+    """Found by a new user: `s3://b/set#1.txt` and `s3://b/set#2.txt` were both named
+    `s3://b/set` in `source` (a URL's fragment was cut as if a secret)."""
+    fs, bucket = s3
+    urls = [f"s3://{bucket}/h/set#1.txt", f"s3://{bucket}/h/set?v=2.txt"]
+    for url in urls:
+        fs.pipe_file(url.removeprefix("s3://"), (PUZZLE + "\n").encode())
+    out = f"s3://{bucket}/runs/keys#1"
+    res = run_cli("run", "-i", urls[0], "-i", urls[1], "-o", out, *RUN)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["output"] == out
+    frame = _s3_results(fs, f"{bucket}/runs/keys#1")
+    assert frame["source"].to_list() == urls and (frame["status"] == "solved").all()
+
+
+@pytest.mark.slow
 def test_show_report_dedup_read_a_run_at_a_url(s3, run_cli, tmp_path):
     """The commands over finished runs read one through the run folder's own module, so
     they take the URLs `run` writes to: show, report (its page written back to the

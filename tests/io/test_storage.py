@@ -14,6 +14,8 @@ from pipeline.io.storage import Location
 
 @pytest.mark.parametrize("url, shown", [
     ("s3://bucket/key.csv", "s3://bucket/key.csv"),
+    ("s3://bkt/h/set#1.txt", "s3://bkt/h/set#1.txt"),  # an object store's key, whole
+    ("s3://KEY:SECRET@bkt/q?x=1.csv", "s3://bkt/q?x=1.csv"),
     ("https://user:pa55@host:8443/p/x.csv?X-Amz-Signature=abc&a=1#frag",
      "https://host:8443/p/x.csv"),
     ("http://tok@example.org/x", "http://example.org/x"),
@@ -22,6 +24,7 @@ from pipeline.io.storage import Location
 ])
 def test_redact(url, shown):
     assert storage.redact(url) == shown
+    assert storage.scrub(f"cannot read {url} (gone)") == f"cannot read {shown} (gone)"
 
 
 def test_local_write_is_whole_or_absent(tmp_path):
