@@ -88,7 +88,15 @@ class Stopped(PipelineError):
 
 
 class WorkerLost(Exception):
-    """The process running a task died (killed, crashed, out of memory)."""
+    """The process running a task died (killed, crashed, out of memory); `storage`: killed
+    for a silence while it read or wrote, which is no fault of its rows."""
+
+    def __init__(self, message: str = "", storage: bool = False):
+        super().__init__(message)
+        self.storage = storage
+
+    def __reduce__(self):
+        return type(self), (str(self), self.storage)
 
 
 class Interrupted(BaseException):

@@ -13,6 +13,8 @@
     commit          the same (waiting 5 s at most), just before `_SUCCESS` is written
     split-publish   `split`, its new files written, the earlier split's removed, waits the
                     same way (5 s at most) before it moves the new ones in
+    read-silence    a worker, before it reads a range, waits as long as `read-silence.on`
+                    is there (a store that stopped answering)
     stale-write     a worker, its first part made, leaves `stale-write.reached` and waits for
                     `stale-write.go` before writing it (a worker stopped at that moment),
                     then leaves `stale-write.done` whatever the write did
@@ -63,6 +65,14 @@ def pause(point: str, seconds: float = 60.0) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline and not os.path.exists(os.path.join(folder, f"{point}.go")):
         time.sleep(0.02)
+
+
+def hold(point: str) -> None:
+    """At an armed point: wait as long as the file POINT.on is in the hooks' folder."""
+    if armed(point):
+        on = os.path.join(os.environ.get(HOOK_DIR, "."), f"{point}.on")
+        while os.path.exists(on):
+            time.sleep(0.02)
 
 
 def mark(name: str) -> None:

@@ -61,15 +61,17 @@ class Runner:
 _REPORTER = threading.local()  # in a worker's task thread: how its news reaches the run
 
 
-def report_progress(rows: int) -> None:
-    """In a task: `rows` more rows are done (0: still alive). Nothing outside a worker."""
+def report_progress(rows: int, solving: bool = True) -> None:
+    """In a task: `rows` more rows are done (0: still alive), and whether it goes on
+    solving (False: it reads or writes now, so that a silence from here on is the
+    storage's, not the rows'). Nothing outside a worker."""
     send = getattr(_REPORTER, "send", None)
     if send is not None:
-        send(rows)
+        send(rows, solving)
 
 
 def set_progress_reporter(send) -> None:
-    """In a worker's task thread: send(rows) carries report_progress's news to the
+    """In a worker's task thread: send(rows, solving) carries report_progress's news to the
     executor (None: nothing)."""
     _REPORTER.send = send
 

@@ -117,7 +117,7 @@ def run_on_worker(runner: Runner, topic: str, task):
     worker = get_worker()
     key, address = worker.get_current_task(), worker.address
 
-    def send(rows: int) -> None:
+    def send(rows: int, solving: bool = True) -> None:  # (Dask's stalls are its own)
         worker.log_event(topic, {"progress": rows, "key": key, "worker": address})
 
     set_progress_reporter(send)

@@ -111,7 +111,7 @@ def _let_go_of_the_forkserver() -> None:
 
 
 def _serve(conn, runner: Runner) -> None:
-    set_progress_reporter(lambda rows: conn.send(("progress", rows)))
+    set_progress_reporter(lambda rows, solving: conn.send(("progress", rows, solving)))
     conn.send(("ready", os.getpid(), runner.hello()))
     while True:
         task = conn.recv()
@@ -139,6 +139,7 @@ class _Worker:
         self.ready = False
         self.news = time.monotonic()  # when its task last said something (or was sent)
         self.stalled = 0.0  # seconds of silence for which it was killed
+        self.solving = False  # its task last said it was solving (else reading or writing)
 
 
 class LocalExecutor(Executor):
@@ -248,6 +249,7 @@ class LocalExecutor(Executor):
                     continue  # its sentinel will tell us it died
                 w.future = fut
                 w.news = time.monotonic()
+                w.solving = False  # it reads first
 
     def _pump(self, timeout: float | None) -> None:
         """Wait for messages or deaths, and act on them; kill a worker gone silent."""
@@ -290,6 +292,7 @@ class LocalExecutor(Executor):
                 return False  # died, perhaps halfway through a message
             if kind == "progress":
                 w.news = time.monotonic()
+                w.solving = body[1]
                 if self.on_progress is not None and body[0]:
                     self.on_progress(body[0])
             elif kind == "log":
@@ -316,8 +319,11 @@ class LocalExecutor(Executor):
         how = how_it_ended(code)
         if w.stalled:
             how = f"no progress for {w.stalled:.0f} s, killed"
+            if not w.solving:
+                how = f"no progress for {w.stalled:.0f} s reading or writing, killed"
         if w.future is not None:
-            w.future.set_exception(WorkerLost(f"worker process {w.pid} died ({how})"))
+            w.future.set_exception(WorkerLost(f"worker process {w.pid} died ({how})",
+                                              storage=bool(w.stalled) and not w.solving))
             w.future = None
         if not w.ready:
             self._failed_starts += 1

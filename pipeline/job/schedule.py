@@ -6,8 +6,10 @@ hands each finished part's figures to a callback. When a Solve fails (its worker
 the engine raised), it is retried `executor.retries` times; then the rows to blame are
 hunted down with probes (the range's rows in halves, solved without writing, halving again
 where the failure is) until each culprit is a single row, and the part is written with
-those rows as `error`. Failures that no retry can mend (an input that changed, a write the
-store refused) end the run at once.
+those rows as `error`. A worker killed for a silence while it read or wrote (a store that
+stopped answering) blames no row: its task is tried again, and the run fails (to be
+resumed) when that keeps happening. Failures that no retry can mend (an input that
+changed, a write the store refused) end the run at once.
 
 On an executor whose round trip is dear (Dask: some 10 ms of CPU across client, scheduler
 and worker) consecutive ranges go several to a task, fewer as the end nears, one each at
@@ -35,19 +37,20 @@ MAX_BATCH = 8  # ... and at most this many (what a lost worker costs, the progre
 
 
 def _outcome(executor: Executor, fut, solving: bool = True):
-    """(result, None) or (None, the failure as a line); fatal failures are raised: an input
-    found unusable before any row is solved (planning, spilling) as InputError (exit 2, as
-    at the start), any other as RunFailed."""
+    """(result, None, False) or (None, the failure as a line, whether it was the storage's
+    silence, not the rows'); fatal failures are raised: an input found unusable before any
+    row is solved (planning, spilling) as InputError (exit 2, as at the start), any other
+    as RunFailed."""
     try:
-        return executor.result(fut), None
+        return executor.result(fut), None, False
     except WorkerLost as exc:
-        return None, str(exc)
+        return None, str(exc), exc.storage
     except InputError as exc:
         raise (RunFailed if solving else InputError)(str(exc)) from None
     except FATAL as exc:
         raise RunFailed(str(exc)) from None
     except Exception as exc:  # the task's own failure: the engine, a bug
-        return None, f"{type(exc).__name__}: {exc}"
+        return None, f"{type(exc).__name__}: {exc}", False
 
 
 def run_all(executor: Executor, tasks: list, helper: Callable | None = None) -> list:
@@ -81,7 +84,7 @@ def run_all(executor: Executor, tasks: list, helper: Callable | None = None) -> 
             in_flight[executor.submit(tasks[i])] = i
         for fut in executor.wait(list(in_flight)):
             i = in_flight.pop(fut)
-            value, failure = _outcome(executor, fut, solving=False)
+            value, failure, _ = _outcome(executor, fut, solving=False)
             if failure is None:
                 results[i] = value
                 continue
@@ -126,6 +129,7 @@ def solve_all(executor: Executor, tasks: list[Solve], max_in_flight: int,
     """Solve every range; call on_done with each written part's figures."""
     in_flight: dict = {}  # future -> (task, kind): "solve", "batch", "probe" or "final"
     attempts: dict[int, int] = {}
+    silences: dict[int, int] = {}  # part -> its tasks killed for a silence in reading/writing
     hunts: dict[int, _Hunt] = {}
     ready: list[tuple[Solve, str]] = []  # retries, probes and final writes to submit first
     waiting = deque(tasks)
@@ -221,7 +225,16 @@ def solve_all(executor: Executor, tasks: list[Solve], max_in_flight: int,
             continue
         for fut in executor.wait(list(in_flight)):
             task, kind = in_flight.pop(fut)
-            value, why = _outcome(executor, fut)
+            value, why, storage = _outcome(executor, fut)
+            if storage and kind != "batch":  # the store's silence: no row is to blame
+                silences[task.part] = silences.get(task.part, 0) + 1
+                if silences[task.part] > max(executor.retries, 1):
+                    raise RunFailed(f"{task}: its input or output did not answer, "
+                                    f"{silences[task.part]} times ({why}); once it does, "
+                                    "the same command resumes the run")
+                log.warning("%s: %s; tried again", task, why, extra={"part": task.part})
+                ready.append((task, kind))
+                continue
             if kind == "batch":
                 if why is None:
                     for figures in value:

@@ -163,6 +163,7 @@ def solve(task: Solve) -> Figures:
     cpu = time.process_time()
     r = task.range
     pieces = task.pieces
+    testhooks.hold("read-silence")
     rows = reader.Rows.concat([_read_piece(p) for p in pieces],
                               reader.column_names(task.shape))
     t_read = time.perf_counter()
@@ -213,6 +214,7 @@ def solve(task: Solve) -> Figures:
     if task.window is not None:
         figures.seconds = time.perf_counter() - started
         return figures
+    report_progress(0, solving=False)  # writes from here: a silence is the storage's
     from pipeline.io import schema
 
     spans = [(p.source, p.range.first_row, p.range.rows) for p in pieces]

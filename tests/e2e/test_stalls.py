@@ -148,3 +148,38 @@ def test_nothing_of_a_killed_command_is_left_for_good(tmp_path):
     assert code != 0 or err == ""  # (out2 has no canonical column: refused, after reclaiming)
     left = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("."))
     assert left == [".keep.12-notours.tmp"]
+
+
+def test_a_store_that_stops_answering_blames_no_row(tmp_path):
+    """Found by a new user: an object store silent for a minute, with a short
+    --stall-timeout, made hundreds of good rows `error` ("fails whatever rows it holds")
+    and the run exit 0. A worker killed for a silence while it reads or writes blames no
+    row: its range is tried again, and when that keeps happening the run fails, to be
+    resumed; the resumed run has every row solved."""
+    from conftest import SAMPLE_CSV, read_results
+
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "read-silence.on").touch()  # every read waits: a store that does not answer
+    args = ["run", "-i", str(SAMPLE_CSV), "-o", "out", "--workers", "2", "--chunk-size",
+            "200", "--stall-timeout", "1", "-q"]
+    proc = start(args, tmp_path, PIPELINE_TEST_HOOK="read-silence",
+                 PIPELINE_TEST_HOOK_DIR=str(hooks))
+    log = tmp_path / "out" / "logs" / "run.jsonl"
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and time.monotonic() < deadline:
+        if log.exists() and "marked error" in log.read_text():
+            (hooks / "read-silence.on").unlink()  # the store back as rows were blamed
+            break
+        time.sleep(0.05)
+    code, _, err = finish(proc, timeout=120)
+    assert code == 3, err
+    assert "did not answer" in err and "Traceback" not in err
+    parts = list((tmp_path / "out" / "results").glob("part-*.parquet"))
+    assert not parts or (read_results(tmp_path / "out")["status"] != "error").all()
+    (hooks / "read-silence.on").unlink(missing_ok=True)  # it answers again: resume
+    code, _, err = finish(start(args, tmp_path, PIPELINE_TEST_HOOK="read-silence",
+                                PIPELINE_TEST_HOOK_DIR=str(hooks)), timeout=120)
+    assert code == 0, err
+    frame = read_results(tmp_path / "out")
+    assert frame.height == 3000 and (frame["status"] == "solved").all()
