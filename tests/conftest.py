@@ -9,6 +9,7 @@ tests/e2e/test_<promise>.py for a promise of the README end to end, each in one 
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import os
 import re
@@ -333,10 +334,10 @@ def read_input(path, range_bytes: int | None = None, puzzle_column=None, solutio
     return one, reasons, inp.shape
 
 
-@pytest.fixture(scope="session")
-def s3_server(tmp_path_factory):
-    """A real S3-protocol server (moto's) on loopback, as s3fs's own tests use; yields the
-    environment that points the AWS libraries at it (AWS_ENDPOINT_URL and credentials)."""
+@contextlib.contextmanager
+def moto_server(log_dir: Path, **env: str):
+    """A real S3-protocol server (moto's) on loopback, with `env` for it (moto's own
+    settings); yields the environment that points the AWS libraries at it."""
     import socket
     import time
 
@@ -347,10 +348,10 @@ def s3_server(tmp_path_factory):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    log = open(tmp_path_factory.mktemp("moto") / "moto.log", "w")  # noqa: SIM115
+    log = open(log_dir / "moto.log", "w")  # noqa: SIM115
     proc = subprocess.Popen([str(server), "-H", "127.0.0.1", "-p", str(port)], stdout=log,
-                            stderr=log, start_new_session=True)
-    env = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "testing",
+                            stderr=log, start_new_session=True, env={**os.environ, **env})
+    aws = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "testing",
            "AWS_SECRET_ACCESS_KEY": "testing-secret", "AWS_DEFAULT_REGION": "us-east-1"}
     try:
         deadline = time.time() + 30
@@ -362,11 +363,19 @@ def s3_server(tmp_path_factory):
                 if time.time() > deadline or proc.poll() is not None:
                     raise RuntimeError("moto_server did not start") from None
                 time.sleep(0.1)
-        yield env
+        yield aws
     finally:
         proc.terminate()
         proc.wait(timeout=10)
         log.close()
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory):
+    """A real S3-protocol server (moto's) on loopback, as s3fs's own tests use; yields the
+    environment that points the AWS libraries at it (AWS_ENDPOINT_URL and credentials)."""
+    with moto_server(tmp_path_factory.mktemp("moto")) as env:
+        yield env
 
 
 @pytest.fixture

@@ -174,7 +174,12 @@ class RunFolder:
             if self.loc.http:
                 raise UsageError(f"--output {self.shown}: an http(s) URL is read-only; a run "
                                  "goes to a folder or an object store (s3://, gs://, ...)")
-            if not self.loc.store_exists():
+            try:
+                exists = self.loc.store_exists()
+            except PermissionError as exc:
+                raise UsageError(f"--output {self.shown}: access refused ({why(exc)})"
+                                 ) from None
+            if not exists:
                 raise UsageError(f"--output {self.shown}: its bucket does not exist (a run "
                                  "makes its folder, not a bucket)")
             self.loc.makedirs()
@@ -584,8 +589,16 @@ def load_parts(shown: str, locs: list[Location]) -> tuple[list[Part], list[str]]
 def open_run(run_dir, need_canonical: bool = True, finished: bool = True,
              empty: bool = False) -> Run:
     """A run folder (a path or a URL): its parts, sources and columns; InputError when it
-    is not a usable run (unfinished, with `finished`; without parts, unless `empty`)."""
+    is not a usable run (unfinished, with `finished`; without parts, unless `empty`) or
+    cannot be read (a store refused us)."""
     loc = as_location(run_dir)
+    try:
+        return _open_run(loc, need_canonical, finished, empty)
+    except PermissionError as exc:
+        raise InputError(f"{loc.shown}: cannot be read ({why(exc)})") from None
+
+
+def _open_run(loc: Location, need_canonical: bool, finished: bool, empty: bool) -> Run:
     shown = loc.shown
     names = existing_run(loc, finished)
     manifest: dict = {}

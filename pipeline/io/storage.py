@@ -357,6 +357,8 @@ class Location:
             # failed"), not as a missing bucket
             fs.info(bucket)
             return True
+        except PermissionError:
+            raise  # refused (wrong credentials, no right): it may well exist
         except OSError:  # FileNotFoundError among them: no such bucket
             return False
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from conftest import PUZZLE, SAMPLE_CSV, comparable, part_codecs, read_results
+from conftest import PUZZLE, SAMPLE_CSV, comparable, moto_server, part_codecs, read_results
 
 from pipeline.io import classes
 from pipeline.tools import dedup, split
@@ -90,6 +90,31 @@ def test_object_keys_with_hash_or_question_mark_keep_their_names(s3, run_cli, tm
     assert json.loads(res.stdout)["output"] == out
     frame = _s3_results(fs, f"{bucket}/runs/keys#1")
     assert frame["source"].to_list() == urls and (frame["status"] == "solved").all()
+
+
+@pytest.mark.slow
+def test_a_store_that_refuses_our_credentials_is_said_so(run_process, tmp_path):
+    """Found by a new user: with credentials the store refuses (403), `run -o` said the
+    bucket does not exist, and show, report, dedup, ... said "internal error:
+    PermissionError"."""
+    import boto3
+
+    # moto checks credentials after its first two calls (ours: the bucket and a run)
+    with moto_server(tmp_path, INITIAL_NO_AUTH_ACTION_COUNT="2") as env:
+        client = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"],
+                              aws_access_key_id="x", aws_secret_access_key="y",
+                              region_name="us-east-1")
+        client.create_bucket(Bucket="authb")
+        client.put_object(Bucket="authb", Key="run/manifest.json", Body=b"{}")
+        env = {**env, "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "y"}
+        # (real processes: this one's s3fs caches a filesystem for the other server)
+        res = run_process("run", "-i", str(SAMPLE_CSV), "-o", "s3://authb/o", "-q", env=env)
+        assert res.returncode == 2, res.stderr
+        assert "access refused" in res.stderr and "does not exist" not in res.stderr
+        for tool in (["show"], ["report", "--no-html"], ["dedup", "-o", "d.parquet"]):
+            res = run_process(*tool[:1], "s3://authb/run", *tool[1:], env=env)
+            assert res.returncode == 2, (tool, res.stderr)
+            assert "cannot be read" in res.stderr and "internal error" not in res.stderr
 
 
 @pytest.mark.slow
