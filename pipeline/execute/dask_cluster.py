@@ -282,7 +282,7 @@ def _connect(address: str):
     return made[0]
 
 
-def _check_address(address: str) -> None:
+def check_address(address: str) -> None:
     """A usage error for an address Dask cannot use (before a Client half-starts on it)."""
     from distributed.comm.addressing import parse_address, parse_host_port
     from distributed.comm.registry import get_backend
@@ -326,7 +326,7 @@ class DaskExecutor(Executor):
         self._dask_level = dask_logger.level
         dask_logger.setLevel(max(logging.WARNING, dask_logger.level))
         if address:
-            _check_address(address)
+            check_address(address)
         try:
             if address:
                 self._client = _connect(address)
@@ -351,6 +351,10 @@ class DaskExecutor(Executor):
             self.close()
             where = f"the Dask scheduler at {address}" if address else "a local Dask cluster"
             raise RunFailed(f"cannot reach {where}: {exc}") from None
+        except MemoryError:  # a reply read as a frame of exabytes: another kind of server
+            self.close()
+            raise RunFailed(f"--scheduler {address}: what answers there is not a Dask "
+                            "scheduler") from None
         self._client.subscribe_topic(self._topic, self._on_record)
         level = logging.getLevelName(level) if isinstance(level, str) else level
         try:

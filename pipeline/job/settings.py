@@ -88,6 +88,10 @@ class Settings:
         if self.scheduler and self.executor != "dask":  # never silently a local run
             raise UsageError(f"--scheduler {self.scheduler}: a Dask scheduler, for --executor "
                              f"dask, not {self.executor}")
+        if self.scheduler:  # (an address Dask cannot use: said before the folder is taken)
+            from pipeline.execute.dask_cluster import check_address
+
+            check_address(self.scheduler)
         if self.compression not in COMPRESSIONS:
             raise UsageError(f"--compression: {self.compression!r} is not one of "
                              f"{', '.join(COMPRESSIONS)}")

@@ -914,6 +914,49 @@ def test_a_scheduler_that_never_answers_is_given_up_on(mixed, data_dir, tmp_path
         server.close()
 
 
+def test_a_server_that_is_not_dask_at_the_address_is_said_so(mixed, data_dir, tmp_path):
+    """Found by a new user: an HTTP server on the scheduler's port gave "internal error:
+    MemoryError: Unable to allocate 3.07 EiB"; and an address Dask cannot parse left a
+    run folder claimed (its manifest written) that the next run was refused."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    stop = threading.Event()
+
+    def answer() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn = server.accept()[0]
+            except OSError:
+                continue
+            with conn:
+                with contextlib.suppress(OSError):
+                    conn.settimeout(5)
+                    conn.recv(4096)
+                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    try:
+        res = _cli(["-i", str(data_dir / "mixed.csv"), "-o", str(tmp_path / "out"),
+                    "--executor", "dask", "--scheduler",
+                    f"tcp://127.0.0.1:{server.getsockname()[1]}", "--quiet"], _env(),
+                   timeout=90)
+        assert res.code == 3, res.stderr
+        assert res.stderr.splitlines() == [f"pipeline: error: --scheduler tcp://127.0.0.1:"
+                                           f"{server.getsockname()[1]}: what answers there "
+                                           "is not a Dask scheduler"]
+    finally:
+        stop.set()
+        thread.join()
+        server.close()
+    res = _cli(["-i", str(data_dir / "mixed.csv"), "-o", str(tmp_path / "bad"),
+                "--executor", "dask", "--scheduler", "notaurl", "--quiet"], _env())
+    assert res.code == 2 and "--scheduler" in res.stderr, res.stderr
+    assert not (tmp_path / "bad").exists()
+
+
 def test_ctrl_c_on_a_local_cluster_prints_one_line(data_dir):
     """Ctrl-C on a terminal reaches the whole process group (the local cluster's processes
     too): exit 130 and the stop's one line, nothing of Dask's after it."""
