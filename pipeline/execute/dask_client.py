@@ -68,6 +68,23 @@ CHECK_INTERVAL = 60.0  # seconds without news before the client checks its sched
 CLOSE_TIMEOUT = 30.0  # seconds for the client to close (its client, a local cluster)
 
 THREADED = ("polars", "pyarrow")  # modules whose import may start threads of their own
+SCHEMES = ("tcp", "tls", "ws", "wss", "inproc", "ucx")  # Dask's, as of distributed 2024
+_HOST_PORT = ("tcp", "tls", "ws", "wss")
+
+
+def address_problem(address: str) -> str | None:
+    """What makes a scheduler address one Dask cannot use (a scheme it lacks, no port),
+    or None; without importing distributed, whose threads would keep the client in this
+    process (executor())."""
+    scheme, sep, location = address.partition("://")
+    if not sep:
+        scheme, location = "tcp", address
+    if scheme not in SCHEMES:
+        return f"unknown address scheme {scheme!r}"
+    _, sep_port, port = location.rpartition(":")
+    if scheme in _HOST_PORT and (not sep_port or not port.isdigit()):
+        return f"missing port number in address {address!r}"
+    return None
 
 
 def executor(address: str | None, workers: int, runner: Runner,

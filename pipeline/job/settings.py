@@ -89,9 +89,11 @@ class Settings:
             raise UsageError(f"--scheduler {self.scheduler}: a Dask scheduler, for --executor "
                              f"dask, not {self.executor}")
         if self.scheduler:  # (an address Dask cannot use: said before the folder is taken)
-            from pipeline.execute.dask_cluster import check_address
+            from pipeline.execute.dask_client import address_problem
 
-            check_address(self.scheduler)
+            problem = address_problem(self.scheduler)
+            if problem:
+                raise UsageError(f"--scheduler {self.scheduler!r}: {problem}")
         if self.compression not in COMPRESSIONS:
             raise UsageError(f"--compression: {self.compression!r} is not one of "
                              f"{', '.join(COMPRESSIONS)}")
