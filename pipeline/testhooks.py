@@ -13,6 +13,8 @@
     commit          the same (waiting 5 s at most), just before `_SUCCESS` is written
     split-publish   `split`, its new files written, the earlier split's removed, waits the
                     same way (5 s at most) before it moves the new ones in
+    warehouse-hashed  `run --incremental`, a file hashed, waits the same way (10 s at most)
+                    before its run
     read-silence    a worker, before it reads a range, waits as long as `read-silence.on`
                     is there (a store that stopped answering)
     stale-write     a worker, its first part made, leaves `stale-write.reached` and waits for

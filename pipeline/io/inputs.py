@@ -10,6 +10,7 @@ process (validate, solve -).
 
 from __future__ import annotations
 
+import errno
 import glob
 import gzip
 import os
@@ -78,6 +79,26 @@ class Input:
             self.stream == "gzip" and self.head.startswith(parquet.MAGIC))
 
 
+def _shortest_ways(paths) -> list[str]:
+    """Paths sorted, each file once by its shortest way (a folder reached again through a
+    symbolic link under `**` names its files again, at more depth)."""
+    best: dict[str, str] = {}
+    for p in paths:
+        key = os.path.realpath(p)
+        if key not in best or (p.count(os.sep), p) < (best[key].count(os.sep), best[key]):
+            best[key] = p
+    return sorted(best.values())
+
+
+def _loops(path: str) -> bool:
+    """Whether a path goes through too many symbolic links to be resolved (a loop)."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
+
+
 def resolve(patterns: list[str]) -> list[str]:
     """Expand globs (sorted; URLs too); a pattern that matches nothing is an input error.
 
@@ -98,8 +119,10 @@ def resolve(patterns: list[str]) -> list[str]:
                 raise InputError(f"{loc.shown}: no file matches")
             found.extend(m if "://" in m else f"{proto}://{m}" for m in matches)
         elif not storage.is_url(pattern) and glob.has_magic(pattern):
-            matches = sorted(p for p in glob.glob(pattern, recursive=True)
-                             if not os.path.isdir(p))
+            # (a symlink loop under `**` is followed until the path cannot be resolved:
+            # that path names no file, and the files on the way are found once)
+            matches = _shortest_ways(p for p in glob.glob(pattern, recursive=True)
+                                     if not os.path.isdir(p) and not _loops(p))
             if not matches:
                 raise InputError(f"{pattern}: no file matches")
             found.extend(matches)
@@ -168,6 +191,10 @@ def _open_input(given: str, index: int, puzzle_column: str | None,
                      columns=(puzzle_column, solution_column))
     loc = Location(given)
     shown = loc.shown
+    text = shown.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if text != shown:  # (a name `source` could not hold, nor Parquet write)
+        raise InputError(f"{text}: its name is not UTF-8 text, which a source must be "
+                         "(rename it)")
     kind = loc.kind()
     if kind == "missing":
         raise InputError(f"{shown}: no such file")

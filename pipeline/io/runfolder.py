@@ -292,6 +292,9 @@ class RunFolder:
         """'fresh', 'resume' or 'done'; clears the folder first under --overwrite."""
         prev = self.previous()
         before = (prev.manifest or {}).get("definition")
+        if "catalog.parquet" in prev.foreign:  # (warehouse.CATALOG: a layer above)
+            raise UsageError(f"output folder {self.shown} is a warehouse (its catalog.parquet):"
+                             " run into it with --incremental, or give another folder")
         if prev.empty:
             return "fresh"
         if before == definition and not overwrite:

@@ -203,10 +203,13 @@ class Location:
         return int(self.fs.info(self.path)["size"])
 
     def identity(self) -> dict:
-        """What changes when the file is replaced or edited: size and mtime (or ETag)."""
+        """What changes when the file is replaced or edited: size, mtime, ctime and inode
+        (ctime: an edit whose mtime is set back, by touch -d, cp -p or rsync -t, still
+        moves it), or size and ETag."""
         if self.local:
             st = os.stat(self.path)
-            return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
+            return {"size": st.st_size, "mtime_ns": st.st_mtime_ns,
+                    "ctime_ns": st.st_ctime_ns, "inode": st.st_ino}
         info = self.fs.info(self.path)
         return {"size": int(info.get("size", 0)),
                 "etag": str(info.get("ETag") or info.get("etag") or info.get("md5Hash")

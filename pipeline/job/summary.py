@@ -41,8 +41,9 @@ class Summary:
         if self.refused_files:
             n = len(self.refused_files)
             why = "; ".join(f"{reason}" for reason in self.refused_files.values())
-            return (f"{n} input{'s' if n > 1 else ''} refused (recorded in the catalog, "
-                    f"skipped until changed; the others done): {why}")
+            return (f"{n} input{'s' if n > 1 else ''} refused (the others done; one refused "
+                    f"for its content is recorded in the catalog and skipped until it "
+                    f"changes): {why}")
         if self.failing:
             done = "already done" if self.already_done else "finished"
             return f"{done}, but found {', '.join(self.failing)} rows (--fail-on): " \

@@ -5,7 +5,9 @@ recorded in `WAREHOUSE/catalog.parquet` (file, hash, rows, counts per status, wh
 options that change what a run writes: `run.options`, as JSON). A file whose content hash is
 in the catalog with the same options is skipped; a file that changed has a new hash, so it
 is processed again as a new version. To stay quick when nothing is new, a file whose path,
-size and mtime (at a URL: size and ETag) match its catalog entry is not hashed again. The
+size, mtime, ctime and inode (at a URL: size and ETag) match its catalog entry is not hashed
+again. A file that changes while it is solved is hashed again after its run: its folder is
+then removed and the file refused this time (done again at the next run). The
 same file with other options (`--canonical`, `--limit`, `--rate`, a puzzle column) is run
 again into its folder, replacing the run there and its catalog row. A catalog row from before
 `options` existed (null) matches any options, as it did.
@@ -32,6 +34,7 @@ from dataclasses import replace
 
 import polars as pl
 
+from pipeline import testhooks
 from pipeline.errors import DefinitionMismatch, InputError, UsageError
 from pipeline.io import runfolder, timestamps
 from pipeline.io.inputs import outside, resolve, stem
@@ -50,7 +53,9 @@ CATALOG_SCHEMA = {
     **dict.fromkeys(STATUS_NAMES, pl.Int64), "finished_at": pl.String,
     "reason": pl.String,  # why the file was refused (null for a file done)
     "options": pl.String,  # run.options as JSON (null in a catalog written before it)
+    "ctime_ns": pl.Int64, "inode": pl.Int64,  # a local file's (null before they were kept)
 }
+STEM_BYTES = 100  # of a file's stem in its folder's name (a name has at most 255 bytes)
 
 
 def read_catalog(warehouse: str | os.PathLike) -> pl.DataFrame:
@@ -102,7 +107,11 @@ def run_incremental(settings: Settings, warehouse: str | None,
         mine = _ours(catalog, wanted)  # (made again only when the catalog changes)
         known = set(mine["sha256"].to_list())
         for path in paths:
-            loc, source = Location(path), redact(path)
+            loc, source = Location(path), _text(redact(path))
+            if source != redact(path):  # its name's fault, not its content's: not recorded
+                total.refused_files[source] = (f"{source}: its name is not UTF-8 text, "
+                                               "which a source must be (rename it)")
+                continue
             seen = _identity(loc)
             if seen is not None and _unchanged(mine, source, seen):
                 total.skipped_files.append(source)
@@ -115,7 +124,9 @@ def run_incremental(settings: Settings, warehouse: str | None,
             if digest in known:
                 total.skipped_files.append(source)
                 continue
-            folder = root.child(f"{stem(path)}-{digest[:12]}")
+            testhooks.pause("warehouse-hashed", 10)
+            name = _text(stem(path)).encode()[:STEM_BYTES].decode(errors="ignore")
+            folder = root.child(f"{name}-{digest[:12]}")
             entry = {"file": source, "sha256": digest, **(seen or {}), "options": wanted}
             try:
                 once = replace(settings, inputs=[path], folder=folder.url, overwrite=False)
@@ -128,6 +139,13 @@ def run_incremental(settings: Settings, warehouse: str | None,
                     _write_catalog(root, catalog)
                     summary = run(replace(once, overwrite=True), hooks)
                 catalog = catalog.filter(pl.col("run_dir").ne_missing(folder.name))
+                if (_sha256(loc) != digest if loc.local else _identity(loc) != seen):
+                    # what the run read may not be what was hashed (at a URL: the ETag)
+                    folder.remove_tree()
+                    _write_catalog(root, catalog)
+                    total.refused_files[source] = (f"{source}: changed while it was solved; "
+                                                   "done again at the next run")
+                    continue
             except InputError as exc:
                 _remove_if_empty(RunFolder(folder))
                 entry.update(reason=exc.message, finished_at=timestamps.utc())
@@ -149,6 +167,11 @@ def run_incremental(settings: Settings, warehouse: str | None,
     log.info("incremental: %d processed, %d skipped, %d refused", len(total.processed_files),
              len(total.skipped_files), len(total.refused_files))
     return total
+
+
+def _text(name: str) -> str:
+    """A path as text: bytes of a name that are not UTF-8 shown as \\xNN escapes."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _write_catalog(root: RunFolder, catalog: pl.DataFrame) -> None:

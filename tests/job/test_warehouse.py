@@ -361,3 +361,89 @@ def test_a_replacing_run_stopped_half_way_leaves_its_file_to_be_run_again(tmp_pa
     assert entry["rows"] == 1
     folder = tmp_path / "warehouse" / entry["run_dir"]
     assert (folder / "_SUCCESS").exists() and read_results(folder).height == 1
+
+
+# ---------------------------------------------------------------------------------------
+# Found by a new user (the fifth round): each failed before its fix
+
+
+def test_a_file_changed_while_it_is_solved_is_not_recorded_as_what_was_hashed(tmp_path):
+    """The file was hashed, then rewritten before its run read it: the catalog named the
+    old content's hash for a folder of the new rows, and the next run solved the new
+    content again (its rows twice, the old never)."""
+    from helpers import finish, start, wait_file
+
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (inbox / "f.txt").write_text(f"{PUZZLE}\n")
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    args = ["run", "-i", "inbox/*", "-o", "warehouse", "--incremental", "--workers", "1",
+            "--json"]
+    proc = start(args, tmp_path, PIPELINE_TEST_HOOK="warehouse-hashed",
+                 PIPELINE_TEST_HOOK_DIR=str(hooks))
+    wait_file(hooks / "warehouse-hashed.reached", proc)
+    (inbox / "f.txt").write_text(f"{LEET}\n{BAD}\n")  # after the hash, before the run
+    (hooks / "warehouse-hashed.go").touch()
+    code, _, err = finish(proc)
+    assert code == 2 and "changed while it was solved" in err, err
+    assert [p.name for p in (tmp_path / "warehouse").iterdir()
+            if not p.name.startswith(".")] == ["catalog.parquet"]
+    code, out, err = finish(start(args, tmp_path))  # done again: as it is now
+    assert code == 0, err
+    catalog = pl.read_parquet(tmp_path / "warehouse" / "catalog.parquet")
+    assert catalog["rows"].to_list() == [2]
+    got = read_results(tmp_path / "warehouse" / catalog["run_dir"][0])
+    assert got["puzzle"].to_list() == [LEET, BAD]
+
+
+def test_an_edit_with_its_mtime_set_back_is_a_new_version(tmp_path, run_cli):
+    """Same size and mtime (touch -d, cp -p, rsync -t) after an edit: it was skipped for
+    good; its ctime and inode tell it."""
+    inbox = _inbox(tmp_path)
+    assert _run(run_cli)[0].returncode == 0
+    f = inbox / "a.txt"
+    st = f.stat()
+    f.write_text(f.read_text().replace(BAD, "2" * 81))  # same size
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    res, summary = _run(run_cli)
+    assert res.returncode == 0, res.stderr
+    assert summary["processed_files"] == ["inbox/a.txt"]
+
+
+def test_odd_names_and_symlink_loops_never_block_an_inbox(tmp_path, run_cli):
+    """A 250-byte name made a folder name too long (exit 3, every run); a name not UTF-8
+    failed the run (exit 3); a symlink loop under ** refused the whole run (exit 2) and
+    named files by their deepest way round the loop."""
+    inbox = tmp_path / "inbox"
+    (inbox / "sub").mkdir(parents=True)
+    (inbox / ("x" * 250 + ".txt")).write_text(f"{PUZZLE}\n")
+    (inbox / "z.txt").write_text(f"{LEET}\n")
+    with open(os.fsencode(inbox) + b"/a\xff.txt", "w") as f:
+        f.write(f"{PUZZLE}\n")
+    (inbox / "sub" / "loop").symlink_to("..")
+    res = run_cli("run", "--input", "inbox/**", "--output", "warehouse", "--incremental",
+                  "--json", "--workers", "1")
+    assert res.returncode == 2, res.stderr  # one refused: the others done
+    assert "a\\xff.txt: its name is not UTF-8" in res.stderr
+    catalog = pl.read_parquet(tmp_path / "warehouse" / "catalog.parquet").sort("file")
+    assert catalog["file"].to_list() == [f"inbox/{'x' * 250}.txt", "inbox/z.txt"]
+    assert catalog["rows"].to_list() == [1, 1]
+    again = run_cli("run", "--input", "inbox/**", "--output", "warehouse", "--incremental",
+                    "--json", "--workers", "1")
+    summary = json.loads(again.stdout)
+    assert summary["processed_files"] == [] and list(summary["refused_files"]) == [
+        "inbox/a\\xff.txt"]  # refused again until renamed
+
+
+def test_overwrite_never_mixes_a_run_into_a_warehouse(tmp_path, run_cli):
+    """`run` without --incremental into a warehouse said "use --overwrite", which then
+    put a run's files beside the catalog: every later --incremental run was refused."""
+    _inbox(tmp_path)
+    assert _run(run_cli)[0].returncode == 0
+    before = sorted(p.name for p in (tmp_path / "warehouse").iterdir())
+    for extra in ([], ["--overwrite"]):
+        res = run_cli("run", "-i", "inbox/*", "-o", "warehouse", *extra)
+        assert res.returncode == 2 and "is a warehouse" in res.stderr, res.stderr
+    assert sorted(p.name for p in (tmp_path / "warehouse").iterdir()) == before
+    assert _run(run_cli)[0].returncode == 0
