@@ -153,10 +153,14 @@ def run_incremental(settings: Settings, warehouse: str | None,
             else:
                 entry.update(run_dir=folder.name, rows=summary.rows, **summary.counts,
                              finished_at=timestamps.utc())
-                total.processed_files.append(source)
-                for name, n in summary.counts.items():
-                    total.counts[name] += n
-                total.rows += summary.rows
+                if summary.already_done:  # its folder was finished: only its row is new
+                    total.skipped_files.append(source)
+                else:
+                    total.processed_files.append(source)
+                    for name, n in summary.counts.items():
+                        total.counts[name] += n
+                    total.rows += summary.rows
+                    total.resumed_rows += summary.resumed_rows
             catalog = pl.concat([catalog, pl.DataFrame([entry], schema=CATALOG_SCHEMA)])
             mine = _ours(catalog, wanted)
             known = set(mine["sha256"].to_list())

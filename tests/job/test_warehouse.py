@@ -447,3 +447,26 @@ def test_overwrite_never_mixes_a_run_into_a_warehouse(tmp_path, run_cli):
         assert res.returncode == 2 and "is a warehouse" in res.stderr, res.stderr
     assert sorted(p.name for p in (tmp_path / "warehouse").iterdir()) == before
     assert _run(run_cli)[0].returncode == 0
+
+
+def test_the_summary_says_what_this_run_did(tmp_path, run_cli):
+    """A catalog deleted and rebuilt from finished folders listed them as processed, with
+    their rows; a resumed file said `resumed_rows: 0`."""
+    _inbox(tmp_path)
+    assert _run(run_cli)[0].returncode == 0
+    (tmp_path / "warehouse" / "catalog.parquet").unlink()
+    res, summary = _run(run_cli)
+    assert res.returncode == 0, res.stderr
+    assert summary["processed_files"] == [] and summary["rows"] == 0
+    assert sorted(summary["skipped_files"]) == ["inbox/a.txt", "inbox/b.csv"]
+    assert len(pl.read_parquet(tmp_path / "warehouse" / "catalog.parquet")) == 2
+    # b's run unfinished, one part gone: resumed, and said so
+    catalog = pl.read_parquet(tmp_path / "warehouse" / "catalog.parquet")
+    folder = tmp_path / "warehouse" / catalog.filter(pl.col("file") == "inbox/b.csv")[
+        "run_dir"][0]
+    (tmp_path / "warehouse" / "catalog.parquet").unlink()
+    (folder / "_SUCCESS").unlink()
+    res, summary = _run(run_cli)
+    assert res.returncode == 0, res.stderr
+    assert summary["processed_files"] == ["inbox/b.csv"]
+    assert summary["resumed_rows"] == summary["rows"] == 3
