@@ -79,6 +79,21 @@ class Input:
             self.stream == "gzip" and self.head.startswith(parquet.MAGIC))
 
 
+def as_text(name: str) -> str:
+    """A path as text: bytes of a name that are not UTF-8 (surrogates, as os gives them)
+    shown as \\xNN escapes."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def check_name(shown: str) -> None:
+    """InputError for a name that is not UTF-8: `source` could not hold it, nor Parquet
+    write it."""
+    text = as_text(shown)
+    if text != shown:
+        raise InputError(f"{text}: its name is not UTF-8 text, which a source must be "
+                         "(rename it)")
+
+
 def _shortest_ways(paths) -> list[str]:
     """Paths sorted, each file once by its shortest way (a folder reached again through a
     symbolic link under `**` names its files again, at more depth)."""
@@ -191,10 +206,7 @@ def _open_input(given: str, index: int, puzzle_column: str | None,
                      columns=(puzzle_column, solution_column))
     loc = Location(given)
     shown = loc.shown
-    text = shown.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    if text != shown:  # (a name `source` could not hold, nor Parquet write)
-        raise InputError(f"{text}: its name is not UTF-8 text, which a source must be "
-                         "(rename it)")
+    check_name(shown)
     kind = loc.kind()
     if kind == "missing":
         raise InputError(f"{shown}: no such file")

@@ -49,6 +49,7 @@ LOGS = "logs"
 LOG_FILE = "run.jsonl"
 SPILL = ".spill"
 REPORT = "report.html"
+CATALOG = "catalog.parquet"  # what makes a folder a warehouse (run --incremental), not a run
 OURS = {RESULTS, TRACES, STATS, MANIFEST, SUCCESS, LOCK, LOGS, SPILL, REPORT}
 PART_META = b"pipeline.range"  # a part's key in the Parquet footer: its range, as JSON
 
@@ -292,9 +293,9 @@ class RunFolder:
         """'fresh', 'resume' or 'done'; clears the folder first under --overwrite."""
         prev = self.previous()
         before = (prev.manifest or {}).get("definition")
-        if "catalog.parquet" in prev.foreign:  # (warehouse.CATALOG: a layer above)
-            raise UsageError(f"output folder {self.shown} is a warehouse (its catalog.parquet):"
-                             " run into it with --incremental, or give another folder")
+        if CATALOG in prev.foreign:
+            raise UsageError(f"output folder {self.shown} is a warehouse (its {CATALOG}): run "
+                             "into it with --incremental, or give another folder")
         if prev.empty:
             return "fresh"
         if before == definition and not overwrite:

@@ -36,6 +36,9 @@ def is_url(text: str) -> bool:
     return bool(sep) and len(scheme) > 1 and scheme.replace("+", "").isalnum()
 
 
+OBJECT_STORES = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl")
+
+
 def redact(text: str) -> str:
     """A path or URL with its secrets removed: no user:password@, no query, no fragment;
     but an object store's `?` and `#` are its key's (s3://b/set#1.txt), kept."""
@@ -52,7 +55,7 @@ def redact(text: str) -> str:
 
 _USERINFO = re.compile(r"\b([a-zA-Z][\w+.-]*://)[^/\s@]*@")
 # a URL's query and fragment, but an object store's (part of its key)
-_QUERY = re.compile(r"\b(?!(?:s3a?|gcs?|az|abfss?|adl)://)"
+_QUERY = re.compile(rf"\b(?!(?:{'|'.join(OBJECT_STORES)})://)"
                     r"([a-zA-Z][\w+.-]*://[^\s?#'\"]*)[?#][^\s'\"]*", re.IGNORECASE)
 _SECRETS: set[str] = set()  # the secrets of every URL this process was given
 
@@ -79,7 +82,6 @@ def _remember_secrets(text: str) -> None:
     _SECRETS.update(s for s in found if s and len(s) >= 4)
 
 
-OBJECT_STORES = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl")
 CONDITIONAL_STORES = ("s3", "s3a")  # conditional PUTs known to hold (Location.create)
 
 

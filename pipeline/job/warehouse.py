@@ -6,8 +6,9 @@ options that change what a run writes: `run.options`, as JSON). A file whose con
 in the catalog with the same options is skipped; a file that changed has a new hash, so it
 is processed again as a new version. To stay quick when nothing is new, a file whose path,
 size, mtime, ctime and inode (at a URL: size and ETag) match its catalog entry is not hashed
-again. A file that changes while it is solved is hashed again after its run: its folder is
-then removed and the file refused this time (done again at the next run). The
+again. A file that changes while it is solved (its identity moved by its run's end; where
+there is none, its hash) has its folder removed and is refused this time (done again at
+the next run). The
 same file with other options (`--canonical`, `--limit`, `--rate`, a puzzle column) is run
 again into its folder, replacing the run there and its catalog row. A catalog row from before
 `options` existed (null) matches any options, as it did.
@@ -37,7 +38,7 @@ import polars as pl
 from pipeline import testhooks
 from pipeline.errors import DefinitionMismatch, InputError, UsageError
 from pipeline.io import runfolder, timestamps
-from pipeline.io.inputs import outside, resolve, stem
+from pipeline.io.inputs import as_text, check_name, outside, resolve, stem
 from pipeline.io.runfolder import RunFolder
 from pipeline.io.storage import CONDITIONAL_STORES, READ_STEP, Location, redact, why
 from pipeline.job.run import Hooks, Summary, options, run
@@ -46,7 +47,7 @@ from pipeline.sudoku.status import STATUS_NAMES
 
 log = logging.getLogger("pipeline.warehouse")
 
-CATALOG = "catalog.parquet"
+CATALOG = runfolder.CATALOG
 CATALOG_SCHEMA = {
     "file": pl.String, "sha256": pl.String, "size": pl.Int64, "mtime_ns": pl.Int64,
     "etag": pl.String, "run_dir": pl.String, "rows": pl.Int64,
@@ -107,10 +108,11 @@ def run_incremental(settings: Settings, warehouse: str | None,
         mine = _ours(catalog, wanted)  # (made again only when the catalog changes)
         known = set(mine["sha256"].to_list())
         for path in paths:
-            loc, source = Location(path), _text(redact(path))
-            if source != redact(path):  # its name's fault, not its content's: not recorded
-                total.refused_files[source] = (f"{source}: its name is not UTF-8 text, "
-                                               "which a source must be (rename it)")
+            loc, source = Location(path), as_text(redact(path))
+            try:
+                check_name(redact(path))
+            except InputError as exc:  # its name's fault, not its content's: not recorded
+                total.refused_files[source] = exc.message
                 continue
             seen = _identity(loc)
             if seen is not None and _unchanged(mine, source, seen):
@@ -125,7 +127,7 @@ def run_incremental(settings: Settings, warehouse: str | None,
                 total.skipped_files.append(source)
                 continue
             testhooks.pause("warehouse-hashed", 10)
-            name = _text(stem(path)).encode()[:STEM_BYTES].decode(errors="ignore")
+            name = as_text(stem(path)).encode()[:STEM_BYTES].decode(errors="ignore")
             folder = root.child(f"{name}-{digest[:12]}")
             entry = {"file": source, "sha256": digest, **(seen or {}), "options": wanted}
             try:
@@ -139,8 +141,9 @@ def run_incremental(settings: Settings, warehouse: str | None,
                     _write_catalog(root, catalog)
                     summary = run(replace(once, overwrite=True), hooks)
                 catalog = catalog.filter(pl.col("run_dir").ne_missing(folder.name))
-                if (_sha256(loc) != digest if loc.local else _identity(loc) != seen):
-                    # what the run read may not be what was hashed (at a URL: the ETag)
+                if (_identity(loc) != seen if seen is not None else _sha256(loc) != digest):
+                    # what the run read may not be what was hashed: its identity moved
+                    # (ctime, which no tool sets back; at a URL the ETag), else its hash
                     folder.remove_tree()
                     _write_catalog(root, catalog)
                     total.refused_files[source] = (f"{source}: changed while it was solved; "
@@ -171,11 +174,6 @@ def run_incremental(settings: Settings, warehouse: str | None,
     log.info("incremental: %d processed, %d skipped, %d refused", len(total.processed_files),
              len(total.skipped_files), len(total.refused_files))
     return total
-
-
-def _text(name: str) -> str:
-    """A path as text: bytes of a name that are not UTF-8 shown as \\xNN escapes."""
-    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _write_catalog(root: RunFolder, catalog: pl.DataFrame) -> None:

@@ -171,13 +171,13 @@ def _aggregate(data: RunData, run: runfolder.Run) -> None:
     if timed.height:
         tbin = (pl.col("us").log(10) * TIME_BINS_PER_DECADE).floor().cast(pl.Int64)
         data.time_bins = sorted(timed.group_by(tbin.alias("tbin")).len().iter_rows())
-        names = ("p50", "p90", "p99", "max")
-        if all(data.stats.get(f"solve_us_{k}") is not None for k in names):
-            data.solve_us = {k: data.stats[f"solve_us_{k}"] for k in names}  # the stats' own
+        quantiles = {"p50": 0.5, "p90": 0.9, "p99": 0.99}
+        if data.stats.get("solve_us_max") is not None:  # the stats' own figures
+            data.solve_us = {k: data.stats[f"solve_us_{k}"] for k in [*quantiles, "max"]}
         else:  # (an unfinished run) from the rows, by the stats' rule: the lower quantile
             us = timed["us"].to_numpy()
             data.solve_us = {k: float(np.quantile(us, q, method="inverted_cdf"))
-                             for k, q in zip(names, (0.5, 0.9, 0.99), strict=False)}
+                             for k, q in quantiles.items()}
             data.solve_us["max"] = float(us.max())
     both = effort.filter(pl.col("n_clues").is_not_null())
     data.clue_guess = sorted(both.group_by("n_clues", "gbin").len().iter_rows())

@@ -11,6 +11,7 @@ threshold would be, at the price of binomial noise in the fractions.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -246,7 +247,7 @@ def split(run_dir, fractions, names=None, seed: int = 0, output_dir: str = ".",
         outdir.makedirs()
         outs = Outputs(outdir, names, fmt, schema, folder or tempfile.gettempdir())
         rows = np.zeros(m, np.int64)
-        try:
+        with _or_discarded(outs, outdir):
             for g, parts in enumerate(groups.parts):
                 known, where = read_fates(g, fates)
                 for part in parts:
@@ -262,11 +263,6 @@ def split(run_dir, fractions, names=None, seed: int = 0, output_dir: str = ".",
                                 outs.writers[j].write(t.take(take).cast(schema))
                                 rows[j] += len(take)
             outs.close()
-        except BaseException as exc:
-            outs.discard()
-            if isinstance(exc, OSError):
-                raise RunFailed(f"cannot write {outdir.shown}: {why(exc)}") from None
-            raise
     summary = SplitSummary(run.shown, outdir.shown, names, fractions, seed, stratify,
                            [strata.label(i) for i in range(len(per_stratum))], classes, rows,
                            int(buckets.formless.sum()), [loc.name for loc in outs.locs])
@@ -281,20 +277,26 @@ def _publish(outdir, outs: Outputs, info: bytes) -> None:
     split.json goes, then every file it names, then the new files come, split.json last.
     A stop (Ctrl-C, SIGTERM) waits till the end; after a kill the folder holds no split.json
     and only new files."""
-    with stops_ignored():
-        try:
-            earlier = _files_of_earlier_split(outdir)
-            outdir.child("split.json").remove()
-            for name in sorted(earlier):  # (also those the new split names: a kill between
-                outdir.child(name).remove()  # two renames would leave one of each)
-            testhooks.pause("split-publish", 5)
-            outs.publish()
-            outdir.child("split.json").write_atomic(info)
-        except BaseException as exc:
-            outs.discard()
-            if isinstance(exc, OSError):
-                raise RunFailed(f"cannot write {outdir.shown}: {why(exc)}") from None
-            raise
+    with stops_ignored(), _or_discarded(outs, outdir):
+        earlier = _files_of_earlier_split(outdir)
+        outdir.child("split.json").remove()
+        for name in sorted(earlier):  # (also those the new split names: a kill between
+            outdir.child(name).remove()  # two renames would leave one of each)
+        testhooks.pause("split-publish", 5)
+        outs.publish()
+        outdir.child("split.json").write_atomic(info)
+
+
+@contextlib.contextmanager
+def _or_discarded(outs: Outputs, outdir):
+    """On any failure inside, the outputs' temporary files go (a write refused: one line)."""
+    try:
+        yield
+    except BaseException as exc:
+        outs.discard()
+        if isinstance(exc, OSError):
+            raise RunFailed(f"cannot write {outdir.shown}: {why(exc)}") from None
+        raise
 
 
 def _files_of_earlier_split(outdir) -> set[str]:
