@@ -217,11 +217,10 @@ def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back, ma
     would lead to no loop the search could take, and these searches grow fast with depth.
     How far back node m is: as far as m's negation from the start's off (a link read
     backwards and negated is a link, so a way back is a way out from the start's off),
-    back[] of a breadth first search from there (bfs, its marks in mark[])."""
+    back[] of the caller's breadth first search from there under the same limit (bfs, its
+    marks in mark[])."""
     bounded = limit < NODES
-    if bounded:  # (qn and qp are its scratch before they are the loops')
-        bfs(links, start ^ 1, use_x, use_y, limit, -1, qp, back, qn, mark)
-        mg = mark[NODES]
+    mg = mark[NODES]
     seen[NODES] += 1
     gen = seen[NODES]
     seen[start] = gen
@@ -265,6 +264,22 @@ def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back, ma
                         closers[closers[0]] = tail
                 tail += 1
     return tail
+
+
+@compiled.helper(_nrt=False)
+def negation_within(reached, n, depth, seen, limit):
+    """to_negation's answer read from a finished breadth first search from the same node
+    (bfs: reached[:|n|] its nodes, depth[] and seen[] its marks) under a limit at least
+    `limit`: every node a chain of at most `limit` nodes passes is among those reached."""
+    gen = seen[NODES]
+    best = NODES
+    for i in range(abs(n)):
+        x = reached[i]
+        if seen[x ^ 1] == gen and depth[x] + depth[x ^ 1] < best:
+            best = depth[x] + depth[x ^ 1]
+    if best < limit:
+        return best + 1
+    return -1 if n < 0 else 0
 
 
 @compiled.helper(inline="always")
@@ -393,6 +408,7 @@ def chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, links, 
     forw = np.empty(81, np.int64)
     back = np.empty(NODES, np.int32)  # loops' ways back to the start, marked by mark
     mark = np.zeros(NODES + 1, np.int32)
+    reached = np.empty(NODES, np.int32)  # that search's nodes, in order
     for kind in (1, 0, 2):  # 0: Y links only, 1: X only, 2: both
         use_x = kind >= 1
         use_y = kind != 1
@@ -410,6 +426,9 @@ def chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, links, 
                 effort[0] += 1
                 base = 70 if kind == 2 else 65
                 limit = longest(base, min(H[RATING], level))
+                nb = 0  # under a limit, the search from the start's off (loops' ways back)
+                if limit < NODES:
+                    nb = bfs(links, node, use_x, use_y, limit, -1, qp, back, reached, mark)
                 if loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back,
                          mark) < 0:
                     whole = False
@@ -433,8 +452,11 @@ def chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, links, 
                     start = node | on
                     effort[0] += 1
                     limit = longest(70 if kind == 2 else 66, min(H[RATING], level))
-                    nodes = to_negation(links, start, use_x, use_y, limit, depth, queue,
-                                        seen)
+                    if on == 0 and nb != 0:  # that search went as far (the limit is lower)
+                        nodes = negation_within(reached, nb, back, mark, limit)
+                    else:
+                        nodes = to_negation(links, start, use_x, use_y, limit, depth, queue,
+                                            seen)
                     if nodes < 0:
                         whole = False
                     target = start ^ 1

@@ -283,8 +283,12 @@ def naked_subset(val, cand, H, E, size):
                 eligible |= 1 << k
         if POP9[eligible] < size:
             continue
-        for m in range(512):
-            if POP9[m] != size or (m & ~eligible):
+        m = 0
+        while True:
+            m = (m - eligible) & eligible  # eligible's subsets, in increasing order
+            if m == 0:
+                break
+            if POP9[m] != size:
                 continue
             digits = 0
             for k in range(9):
@@ -327,8 +331,12 @@ def hidden_subset(val, cand, bb, H, E, size, direct):
                 eligible |= 1 << d
         if POP9[eligible] < size:
             continue
-        for m in range(512):
-            if POP9[m] != size or (m & ~eligible):
+        m = 0
+        while True:
+            m = (m - eligible) & eligible  # eligible's subsets, in increasing order
+            if m == 0:
+                break
+            if POP9[m] != size:
                 continue
             cells = 0
             for d in range(9):
@@ -372,23 +380,32 @@ def fish(val, cand, H, E, size):
         if val[c] != 0:
             placed[val[c] - 1] += 1
     lines = np.zeros((9, 9), np.int64)  # [digit, base line]: the line's places of the digit
+    elig = np.zeros(9, np.int64)  # per digit, its lines with 2 to `size` places
     for kind in (1, 0):  # base: 1 columns, 0 rows
         base0 = ROW if kind == 0 else COL
+        bases = 0  # the lines that can be a base line of some digit's fish
         for d in range(9):
+            elig[d] = 0
+            if placed[d] + 2 * size > 9:
+                continue
             for i in range(9):
                 lines[d, i] = positions(cand, base0 + i, d)
-        for m in range(512):
+                if 2 <= POP9[lines[d, i]] <= size:
+                    elig[d] |= 1 << i
+            bases |= elig[d]
+        m = 0
+        while True:
+            m = (m - bases) & bases  # bases' subsets, in increasing order
+            if m == 0:
+                break
             if POP9[m] != size:
                 continue
             for d in range(9):
-                if placed[d] + 2 * size > 9:
+                if m & ~elig[d]:
                     continue
                 cover = 0
                 for i in range(9):
                     if (m >> i) & 1:
-                        if POP9[lines[d, i]] < 2:
-                            cover = 0
-                            break
                         cover |= lines[d, i]
                 if POP9[cover] != size:
                     continue
