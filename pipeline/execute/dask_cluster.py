@@ -48,11 +48,14 @@ Other details
   exception is dropped on the worker: `schedule` already logs it once, in the client.
 * `close()` shuts down a local cluster this executor started; on an external cluster it
   removes this run's plugin and closes only the client, leaving the cluster running.
-* A worker that goes silent is removed from the cluster (`check`): one whose running task
-  sends no news for `stall_timeout` seconds, or one that holds our tasks and sends the
-  scheduler no heartbeat for that long (a process stopped between two tasks never starts
-  the next, so no task of it would ever be late). The scheduler's own `worker-ttl` does
-  the latter too, but after five minutes by default, and it is the cluster's setting.
+* A worker that goes silent is restarted by its nanny, or without one removed from the
+  cluster (`check`): one whose running task sends no news for `stall_timeout` seconds, or
+  one that holds our tasks and sends the scheduler no heartbeat for that long (a process
+  stopped between two tasks never starts the next, so no task of it would ever be late).
+  The scheduler's own `worker-ttl` does the latter too, but after five minutes by
+  default, and it is the cluster's setting. A task's news says whether it is solving or
+  reading and writing: when Dask gives up on a task whose workers went silent in I/O, no
+  row is to blame (`WorkerLost(storage=True)`), as in the local pool.
 * On an external cluster the number of tasks kept in flight follows the cluster's thread
   count when the run starts (`workers`); workers added later are used, but do not raise it.
 """
@@ -82,6 +85,7 @@ CONNECT_TIMEOUT = 10.0  # seconds to reach an external scheduler
 WORKER_TIMEOUT = 120.0  # seconds to wait for a first worker (or a local cluster's workers)
 NO_WORKER_WARNING = 60.0  # seconds without progress and without workers before a warning
 ASK_TIMEOUT = 5.0  # seconds for the scheduler to say which workers are silent
+RESTART_TIMEOUT = 15.0  # seconds for a nanny to restart its silent worker
 LOGGER = "pipeline"  # the logger tree forwarded from the workers
 
 # ------------------------------------------------------------------------------------------
@@ -117,12 +121,13 @@ def run_on_worker(runner: Runner, topic: str, task):
     worker = get_worker()
     key, address = worker.get_current_task(), worker.address
 
-    def send(rows: int, solving: bool = True) -> None:  # (Dask's stalls are its own)
-        worker.log_event(topic, {"progress": rows, "key": key, "worker": address})
+    def send(rows: int, solving: bool = True) -> None:
+        worker.log_event(topic, {"progress": rows, "key": key, "worker": address,
+                                 "solving": solving})
 
     set_progress_reporter(send)
     try:
-        send(0)  # started
+        send(0, solving=False)  # started: it reads first
         return runner.execute(task)
     finally:
         set_progress_reporter(None)
@@ -311,7 +316,14 @@ class DaskExecutor(Executor):
         self.token = uuid.uuid4().hex[:12]
         self.runner = runner
         self.stall_timeout = stall_timeout
-        self._news: dict[str, tuple[float, str]] = {}  # key -> (its last news, its worker)
+        # key -> (its last news, its worker, whether it was solving then: else reading or
+        # writing, and a silence from there on is the storage's, not its rows')
+        self._news: dict[str, tuple[float, str, bool]] = {}
+        # keys on a worker replaced for its silence: that were solving then, and others
+        # (reading, writing or waiting their turn: no fault of their rows)
+        self._blamed: set[str] = set()
+        self._spared: set[str] = set()
+        self._no_workers_since: float | None = None
         self.address = address
         self.workers = max(1, workers)
         self._topic = f"pipeline-log-{self.token}"
@@ -434,21 +446,25 @@ class DaskExecutor(Executor):
 
     def check(self, waiting: int) -> None:
         """RunFailed once the scheduler is lost; a warning while `waiting` tasks (if any)
-        have no worker to run on. A worker is removed from the cluster (its tasks then run
-        again elsewhere, and a part it may still write is fenced off by the run) when its
-        running task has said nothing for `stall_timeout` seconds (a read that never
-        ends), or when it holds tasks of ours and has sent the scheduler no heartbeat for
-        that long (stopped between two tasks, or before its first: no task of it ever
-        starts to say anything)."""
+        have had no worker to run on for NO_WORKER_WARNING seconds. A worker is replaced
+        (`_replace`: its tasks then run again, and a part it may still write is fenced off
+        by the run) when its running task has said nothing for `stall_timeout` seconds (a
+        read that never ends), or when it holds tasks of ours and has sent the scheduler
+        no heartbeat for that long (stopped between two tasks, or before its first: no
+        task of it ever starts to say anything)."""
         self._check_connected()
         now = time.monotonic()
         silent: dict[str, str] = {}  # address -> why
-        for key, (when, address) in list(self._news.items()):
+        solving: dict[str, bool] = {}  # key -> whether it was solving, by its last news
+        for key, (when, address, busy) in list(self._news.items()):
             if key not in self._open:
                 del self._news[key]
             elif now - when > self.stall_timeout and address:
                 del self._news[key]
+                solving[key] = busy
                 silent[address] = f"made no progress on a task for {now - when:.0f} s"
+                if not busy:
+                    silent[address] += " while it read or wrote"
         # A scheduler lost meanwhile: the next check says so. Bounded, as a client that
         # is reconnecting would hold the call for a minute.
         with contextlib.suppress(Exception):
@@ -459,21 +475,57 @@ class DaskExecutor(Executor):
                 silent.setdefault(address, f"holds a task and has sent no heartbeat for "
                                            f"{seconds:.0f} s")
         for address, why in silent.items():
-            log.warning("dask: worker %s %s (stopped? a read that never ends?): removed "
-                        "from the cluster, its tasks run again", address, why)
-            with contextlib.suppress(Exception):
-                self._client.run_on_scheduler(_remove_worker, address=address,
-                                              callback_timeout=ASK_TIMEOUT)
-        if waiting and not self._client.nthreads():
+            self._mark_held(address, solving)
+            log.warning("dask: worker %s %s (stopped? a read that never ends?): %s, its "
+                        "tasks run again", address, why, self._replace(address))
+        if not waiting or self._client.nthreads():
+            self._no_workers_since = None
+        elif self._no_workers_since is None:
+            self._no_workers_since = now
+        elif now - self._no_workers_since >= NO_WORKER_WARNING:
+            self._no_workers_since = now
             log.warning("dask: no workers on the cluster; %d task(s) waiting", waiting)
+
+    def _mark_held(self, address: str, solving: dict[str, bool]) -> None:
+        """Before a silent worker is replaced: which of our tasks it holds were solving
+        (by their last news) and which were not (in I/O, or not started)."""
+        held: tuple = ()
+        with contextlib.suppress(Exception):
+            held = self._client.processing([address]).get(address, ())
+        for key in held:
+            news = self._news.pop(key, None)
+            busy = solving.get(key, news is not None and news[2])
+            if key in self._open:
+                (self._blamed if busy else self._spared).add(key)
+
+    def _replace(self, address: str) -> str:
+        """Restart a silent worker through its nanny (the cluster keeps its size: a local
+        one would otherwise shrink for good, down to no worker); one without a nanny, or
+        whose nanny does not answer, is removed from the cluster. What was done."""
+        try:
+            self._client.restart_workers([address], timeout=RESTART_TIMEOUT)
+            return "restarted"
+        except Exception as exc:
+            log.debug("dask: restarting worker %s failed: %r", address, exc)
+        with contextlib.suppress(Exception):
+            self._client.run_on_scheduler(_remove_worker, address=address,
+                                          callback_timeout=ASK_TIMEOUT)
+        return "removed from the cluster"
 
     def result(self, future):
         from distributed import KilledWorker
 
         self._open.pop(future.key, None)
+        key = future.key
+        spared = key in self._spared and key not in self._blamed
+        self._spared.discard(key)
+        self._blamed.discard(key)
         try:
             return future.result()
         except KilledWorker as exc:
+            if spared:  # its workers replaced while it read, wrote or waited
+                raise WorkerLost("Dask gave up on the task: its workers went silent while "
+                                 "it read or wrote", storage=True) from None
             raise WorkerLost(f"Dask gave up on the task, its workers died ({exc})") from None
         except cf.CancelledError as exc:  # distributed's FutureCancelledError
             self._check_connected()
@@ -531,7 +583,8 @@ class DaskExecutor(Executor):
     def _on_record(self, event) -> None:
         attrs = event[1]
         if "progress" in attrs:  # a task's news: it is alive, and so many rows are done
-            self._news[attrs["key"]] = (time.monotonic(), attrs.get("worker"))
+            self._news[attrs["key"]] = (time.monotonic(), attrs.get("worker"),
+                                        attrs.get("solving", True))
             if attrs["progress"] and self.on_progress is not None:
                 self.on_progress(attrs["progress"])
             return
