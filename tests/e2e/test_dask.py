@@ -719,9 +719,10 @@ def test_a_process_with_threads_keeps_the_client_in_process(cluster):
 # --------------------------------------------------------------------------------------
 
 
-def test_a_stopped_dask_worker_is_removed_and_its_task_runs_again(data_dir):
+def test_a_stopped_dask_worker_is_restarted_and_its_task_runs_again(data_dir):
     """SIGSTOP a Dask worker mid-run: after --stall-timeout seconds without news of its
-    task, the client has the scheduler forget it; the task runs elsewhere, every row once."""
+    task, the client has its nanny restart it (the cluster keeps its two workers); the task
+    runs again, every row once."""
     n = 40000
     path = _hard_slice(data_dir, "hard-stalled.txt", n)
     out = data_dir / "stalled"
@@ -750,7 +751,12 @@ def test_a_stopped_dask_worker_is_removed_and_its_task_runs_again(data_dir):
         rows = pl.read_parquet(out / "results" / "*.parquet").select("row")
         assert rows.height == n and rows.unique().height == n
         log = (out / "logs" / "run.jsonl").read_text()
-        assert "made no progress on a task for" in log
+        assert "made no progress on a task for" in log and "restarted" in log
+        from distributed import Client
+
+        with Client(address, timeout=30, set_as_default=False) as c:
+            c.wait_for_workers(2, timeout=60)
+            assert victim not in c.run(os.getpid).values()
     finally:
         if victim is not None:
             with contextlib.suppress(ProcessLookupError):
@@ -762,12 +768,12 @@ def test_a_stopped_dask_worker_is_removed_and_its_task_runs_again(data_dir):
         _stop(procs)
 
 
-def test_a_worker_stopped_before_the_run_is_removed_and_never_holds_it_up(data_dir,
-                                                                          tmp_path):
+def test_a_worker_stopped_before_the_run_is_replaced_and_never_holds_it_up(data_dir,
+                                                                           tmp_path):
     """A worker SIGSTOPped before the run starts answers nothing: neither the run's plugin
     (the run goes on after --stall-timeout seconds) nor the tasks it is given (none of
-    them starts, so none says anything; its heartbeats stop). The client has the
-    scheduler forget it; its tasks run on the other worker, every row once."""
+    them starts, so none says anything; its heartbeats stop). The client has it replaced
+    (its nanny restarts it); its tasks run again, every row once."""
     n = 8000
     path = _hard_slice(data_dir, "hard-stopped-before.txt", n)
     out = tmp_path / "out"
