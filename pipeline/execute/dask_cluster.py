@@ -323,7 +323,8 @@ class DaskExecutor(Executor):
         # (reading, writing or waiting their turn: no fault of their rows)
         self._blamed: set[str] = set()
         self._spared: set[str] = set()
-        self._no_workers_since: float | None = None
+        self._no_workers_since: float | None = None  # since when no worker, and said so
+        self._no_workers_said: float | None = None
         self.address = address
         self.workers = max(1, workers)
         self._topic = f"pipeline-log-{self.token}"
@@ -479,11 +480,15 @@ class DaskExecutor(Executor):
             log.warning("dask: worker %s %s (stopped? a read that never ends?): %s, its "
                         "tasks run again", address, why, self._replace(address))
         if not waiting or self._client.nthreads():
-            self._no_workers_since = None
-        elif self._no_workers_since is None:
-            self._no_workers_since = now
-        elif now - self._no_workers_since >= NO_WORKER_WARNING:
-            self._no_workers_since = now
+            self._no_workers_since = self._no_workers_said = None
+            return
+        if self._no_workers_since is None:
+            self._no_workers_since = self._no_workers_said = now
+        elif self._cluster is not None and now - self._no_workers_since > WORKER_TIMEOUT:
+            raise RunFailed(f"the local Dask cluster has had no worker for "
+                            f"{WORKER_TIMEOUT:.0f} s; run the same command again to resume")
+        elif now - self._no_workers_said >= NO_WORKER_WARNING:  # (an external one may
+            self._no_workers_said = now                          # yet gain workers)
             log.warning("dask: no workers on the cluster; %d task(s) waiting", waiting)
 
     def _mark_held(self, address: str, solving: dict[str, bool]) -> None:

@@ -364,6 +364,47 @@ def test_executor_on_local_cluster(monkeypatch, tmp_path):
     assert ex._cluster.status.name == "closed"
 
 
+def test_a_local_cluster_left_without_workers_fails_the_run(monkeypatch, tmp_path):
+    """A local cluster whose workers are all gone for good (retired: their nannies close
+    too) can never run the task waiting: RunFailed (exit 3, resumable) after a while,
+    never a wait for ever; the warning about it is said once, not at every look."""
+    import logging
+
+    from pipeline.errors import RunFailed
+    from pipeline.execute import dask_cluster
+
+    if not CURATED.exists():
+        pytest.skip(f"data set {CURATED} is absent")
+    good = pl.read_csv(CURATED, n_rows=10, infer_schema=False)["puzzle"].to_list()
+    (tmp_path / "good.txt").write_text("\n".join(good) + "\n")
+    task = _solve_tasks(tmp_path / "good.txt", 1000)[0]
+    monkeypatch.setattr(dask_cluster, "WORKER_TIMEOUT", 3.0)
+    monkeypatch.setattr(dask_cluster, "NO_WORKER_WARNING", 1.0)
+    ex = dask_cluster.DaskExecutor(None, 1, RUNNER, stall_timeout=2.0)
+    said = []
+    handler = logging.Handler()
+    handler.emit = lambda record: said.append(record.getMessage())
+    dask_cluster.log.addHandler(handler)
+    try:
+        ex.ready()
+        ex._client.retire_workers(list(ex._client.nthreads()), close_workers=True)
+        deadline = time.monotonic() + 30
+        while ex._client.nthreads() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not ex._client.nthreads()
+        fut = ex.submit(task)
+        deadline = time.monotonic() + 30
+        with pytest.raises(RunFailed, match="no worker for 3 s"):
+            while time.monotonic() < deadline:  # (as wait() looks, between its naps)
+                ex.check(1)
+                time.sleep(0.05)
+        assert not fut.done()
+        assert 1 <= sum("no workers on the cluster" in m for m in said) <= 3
+    finally:
+        dask_cluster.log.removeHandler(handler)
+        ex.close()
+
+
 # --------------------------------------------------------------------------------------
 # the CLI: local cluster and external cluster against the local pool
 # --------------------------------------------------------------------------------------
