@@ -242,10 +242,25 @@ class _RunPlugin(WorkerPlugin):
 # ------------------------------------------------------------------------------------------
 
 
+def _seconds(x: float) -> str:
+    return f"{x:.1f} s" if x < 10 else f"{x:.0f} s"
+
+
 async def _remove_worker(dask_scheduler=None, address: str = "") -> str:
     """On the scheduler: forget a worker that has gone silent (its tasks are rescheduled)."""
     return await dask_scheduler.remove_worker(address=address,
                                               stimulus_id=f"pipeline-stalled-{time.time()}")
+
+
+async def _restart_worker(dask_scheduler=None, address: str = "",
+                          timeout: float = 0.0) -> str:
+    """On the scheduler: have a silent worker's nanny restart it, not waiting for the new
+    process to join; "OK", "removed" (no nanny: the scheduler closed it), "timed out" or
+    why not."""
+    done = await dask_scheduler.restart_workers(
+        [address], timeout=timeout, wait_for_workers=False, on_error="return",
+        stimulus_id=f"pipeline-stalled-{time.time()}")
+    return done.get(address, "gone")
 
 
 def _silent_holders(dask_scheduler=None, prefix: str = "", quiet: float = 0.0) -> dict:
@@ -463,7 +478,7 @@ class DaskExecutor(Executor):
             elif now - when > self.stall_timeout and address:
                 del self._news[key]
                 solving[key] = busy
-                silent[address] = f"made no progress on a task for {now - when:.0f} s"
+                silent[address] = f"made no progress on a task for {_seconds(now - when)}"
                 if not busy:
                     silent[address] += " while it read or wrote"
         # A scheduler lost meanwhile: the next check says so. Bounded, as a client that
@@ -474,7 +489,7 @@ class DaskExecutor(Executor):
                 callback_timeout=ASK_TIMEOUT)
             for address, seconds in held.items():
                 silent.setdefault(address, f"holds a task and has sent no heartbeat for "
-                                           f"{seconds:.0f} s")
+                                           f"{_seconds(seconds)}")
         for address, why in silent.items():
             self._mark_held(address, solving)
             log.warning("dask: worker %s %s (stopped? a read that never ends?): %s, its "
@@ -495,8 +510,8 @@ class DaskExecutor(Executor):
         """Before a silent worker is replaced: which of our tasks it holds were solving
         (by their last news) and which were not (in I/O, or not started)."""
         held: tuple = ()
-        with contextlib.suppress(Exception):
-            held = self._client.processing([address]).get(address, ())
+        with contextlib.suppress(Exception):  # (asked of all: one gone meanwhile is no error)
+            held = self._client.processing().get(address, ())
         for key in held:
             news = self._news.pop(key, None)
             busy = solving.get(key, news is not None and news[2])
@@ -505,13 +520,24 @@ class DaskExecutor(Executor):
 
     def _replace(self, address: str) -> str:
         """Restart a silent worker through its nanny (the cluster keeps its size: a local
-        one would otherwise shrink for good, down to no worker); one without a nanny, or
-        whose nanny does not answer, is removed from the cluster. What was done."""
+        one would otherwise shrink for good, down to no worker); one without a nanny is
+        removed from the cluster, as is one of an external cluster whose nanny does not
+        answer (a local cluster's nannies are ours: such a worker is left to its nanny).
+        What was done."""
         try:
-            self._client.restart_workers([address], timeout=RESTART_TIMEOUT)
-            return "restarted"
+            done = self._client.run_on_scheduler(
+                _restart_worker, address=address, timeout=RESTART_TIMEOUT,
+                callback_timeout=RESTART_TIMEOUT + ASK_TIMEOUT)
         except Exception as exc:
-            log.debug("dask: restarting worker %s failed: %r", address, exc)
+            done = repr(exc)
+        if done == "OK":
+            return "restarted"
+        if done in ("removed", "gone"):
+            return "removed from the cluster (it has no nanny)" if done == "removed" else \
+                "gone already"
+        log.debug("dask: restarting worker %s failed: %s", address, done)
+        if self._cluster is not None:
+            return "left to its nanny (its restart did not finish)"
         with contextlib.suppress(Exception):
             self._client.run_on_scheduler(_remove_worker, address=address,
                                           callback_timeout=ASK_TIMEOUT)
