@@ -268,6 +268,16 @@ def intersections(cand, bb, H, E, direct):
 # -------------------------------------------------------------------------- subsets
 
 
+@compiled.helper(inline="always")
+def next_subset(m, eligible, size):
+    """The subset of `eligible` with `size` bits that follows m in increasing order; 0
+    after the last (m = 0: the first)."""
+    while True:
+        m = (m - eligible) & eligible  # (the next subset of any size)
+        if m == 0 or POP9[m] == size:
+            return m
+
+
 @compiled.helper()
 def naked_subset(val, cand, H, E, size):
     """`size` cells of a house holding `size` digits between them: those digits out of the
@@ -285,11 +295,9 @@ def naked_subset(val, cand, H, E, size):
             continue
         m = 0
         while True:
-            m = (m - eligible) & eligible  # eligible's subsets, in increasing order
+            m = next_subset(m, eligible, size)
             if m == 0:
                 break
-            if POP9[m] != size:
-                continue
             digits = 0
             for k in range(9):
                 if (m >> k) & 1:
@@ -333,11 +341,9 @@ def hidden_subset(val, cand, bb, H, E, size, direct):
             continue
         m = 0
         while True:
-            m = (m - eligible) & eligible  # eligible's subsets, in increasing order
+            m = next_subset(m, eligible, size)
             if m == 0:
                 break
-            if POP9[m] != size:
-                continue
             cells = 0
             for d in range(9):
                 if (m >> d) & 1:
@@ -395,11 +401,9 @@ def fish(val, cand, H, E, size):
             bases |= elig[d]
         m = 0
         while True:
-            m = (m - bases) & bases  # bases' subsets, in increasing order
+            m = next_subset(m, bases, size)
             if m == 0:
                 break
-            if POP9[m] != size:
-                continue
             for d in range(9):
                 if m & ~elig[d]:
                     continue
