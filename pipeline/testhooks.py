@@ -16,7 +16,8 @@
     warehouse-hashed  `run --incremental`, a file hashed, waits the same way (10 s at most)
                     before its run
     read-silence    a worker, before it reads a range, waits as long as `read-silence.on`
-                    is there (a store that stopped answering)
+                    is there (a store that stopped answering), and leaves
+                    `read-silence.reached` when it does
     stale-write     a worker, its first part made, leaves `stale-write.reached` and waits for
                     `stale-write.go` before writing it (a worker stopped at that moment),
                     then leaves `stale-write.done` whatever the write did
@@ -70,9 +71,12 @@ def pause(point: str, seconds: float = 60.0) -> None:
 
 
 def hold(point: str) -> None:
-    """At an armed point: wait as long as the file POINT.on is in the hooks' folder."""
+    """At an armed point: wait as long as the file POINT.on is in the hooks' folder (and
+    say so with POINT.reached)."""
     if armed(point):
         on = os.path.join(os.environ.get(HOOK_DIR, "."), f"{point}.on")
+        if os.path.exists(on):
+            mark(f"{point}.reached")
         while os.path.exists(on):
             time.sleep(0.02)
 

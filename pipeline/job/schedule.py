@@ -47,8 +47,8 @@ def _outcome(executor: Executor, fut, solving: bool = True):
         return None, str(exc), exc.storage
     except InputError as exc:
         raise (RunFailed if solving else InputError)(str(exc)) from None
-    except FATAL as exc:
-        raise RunFailed(str(exc)) from None
+    except FATAL as exc:  # (its own kind kept: InputChanged is told apart by its callers)
+        raise (type(exc) if isinstance(exc, RunFailed) else RunFailed)(str(exc)) from None
     except Exception as exc:  # the task's own failure: the engine, a bug
         return None, f"{type(exc).__name__}: {exc}", False
 

@@ -36,7 +36,7 @@ from dataclasses import replace
 import polars as pl
 
 from pipeline import testhooks
-from pipeline.errors import DefinitionMismatch, InputError, UsageError
+from pipeline.errors import DefinitionMismatch, InputChanged, InputError, UsageError
 from pipeline.io import runfolder, timestamps
 from pipeline.io.inputs import as_text, check_name, outside, resolve, stem
 from pipeline.io.runfolder import RunFolder
@@ -130,6 +130,7 @@ def run_incremental(settings: Settings, warehouse: str | None,
             name = as_text(stem(path)).encode()[:STEM_BYTES].decode(errors="ignore")
             folder = root.child(f"{name}-{digest[:12]}")
             entry = {"file": source, "sha256": digest, **(seen or {}), "options": wanted}
+            refused = None
             try:
                 once = replace(settings, inputs=[path], folder=folder.url, overwrite=False)
                 try:
@@ -140,20 +141,27 @@ def run_incremental(settings: Settings, warehouse: str | None,
                     catalog = catalog.filter(pl.col("run_dir").ne_missing(folder.name))
                     _write_catalog(root, catalog)
                     summary = run(replace(once, overwrite=True), hooks)
-                catalog = catalog.filter(pl.col("run_dir").ne_missing(folder.name))
-                if (_identity(loc) != seen if seen is not None else _sha256(loc) != digest):
-                    # what the run read may not be what was hashed: its identity moved
-                    # (ctime, which no tool sets back; at a URL the ETag), else its hash
-                    folder.remove_tree()
-                    _write_catalog(root, catalog)
-                    total.refused_files[source] = (f"{source}: changed while it was solved; "
-                                                   "done again at the next run")
-                    continue
+                # what the run read may not be what was hashed: its identity moved (ctime,
+                # which no tool sets back; at a URL the ETag), else its hash
+                changed = (_identity(loc) != seen if seen is not None
+                           else _sha256(loc) != digest)
+            except InputChanged:  # a range's bytes were not those hashed: caught mid-run
+                changed = True
             except InputError as exc:
+                changed, refused = False, exc.message
+            if changed:
+                catalog = catalog.filter(pl.col("run_dir").ne_missing(folder.name))
+                folder.remove_tree()
+                _write_catalog(root, catalog)
+                total.refused_files[source] = (f"{source}: changed while it was solved; "
+                                               "done again at the next run")
+                continue
+            if refused is not None:
                 _remove_if_empty(RunFolder(folder))
-                entry.update(reason=exc.message, finished_at=timestamps.utc())
-                total.refused_files[source] = exc.message
+                entry.update(reason=refused, finished_at=timestamps.utc())
+                total.refused_files[source] = refused
             else:
+                catalog = catalog.filter(pl.col("run_dir").ne_missing(folder.name))
                 entry.update(run_dir=folder.name, rows=summary.rows, **summary.counts,
                              finished_at=timestamps.utc())
                 if summary.already_done:  # its folder was finished: only its row is new

@@ -397,6 +397,41 @@ def test_a_file_changed_while_it_is_solved_is_not_recorded_as_what_was_hashed(tm
     assert got["puzzle"].to_list() == [LEET, BAD]
 
 
+def test_an_edit_caught_as_its_ranges_are_read_refuses_that_file_alone(tmp_path):
+    """Found by a helper: a file edited while its run read it ("changed while the run read
+    it", its range's bytes not those hashed) failed the whole incremental run (exit 3):
+    the other files not done, no catalog, the half-made folder left for good. It is the
+    edited file's refusal, as an edit seen at its run's end is: folder removed, the others
+    done, exit 2, and the file done again at the next run."""
+    from helpers import finish, start, wait_file
+
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (inbox / "f.txt").write_text(f"{LEET}\n{BAD}\n")
+    (inbox / "g.txt").write_text(f"{PUZZLE}\n")
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "read-silence.on").touch()  # f's range, planned and hashed, waits to be read
+    args = ["run", "-i", "inbox/*", "-o", "warehouse", "--incremental", "--workers", "1"]
+    proc = start(args, tmp_path, PIPELINE_TEST_HOOK="read-silence",
+                 PIPELINE_TEST_HOOK_DIR=str(hooks))
+    wait_file(hooks / "read-silence.reached", proc)
+    (inbox / "f.txt").write_text(f"{BAD}\n{LEET}\n")  # the same size, other bytes
+    (hooks / "read-silence.on").unlink()
+    code, _, err = finish(proc)
+    assert code == 2 and "f.txt: changed while it was solved" in err, err
+    catalog = pl.read_parquet(tmp_path / "warehouse" / "catalog.parquet")
+    assert catalog["file"].to_list() == ["inbox/g.txt"]
+    assert sorted(p.name for p in (tmp_path / "warehouse").iterdir()
+                  if not p.name.startswith(".")) == ["catalog.parquet", catalog["run_dir"][0]]
+    code, _, err = finish(start(args, tmp_path))  # done again: as it is now
+    assert code == 0, err
+    catalog = pl.read_parquet(tmp_path / "warehouse" / "catalog.parquet")
+    row = catalog.filter(pl.col("file") == "inbox/f.txt")
+    assert read_results(tmp_path / "warehouse" / row["run_dir"][0])["puzzle"].to_list() == [
+        BAD, LEET]
+
+
 def test_an_edit_with_its_mtime_set_back_is_a_new_version(tmp_path, run_cli):
     """Same size and mtime (touch -d, cp -p, rsync -t) after an edit: it was skipped for
     good; its ctime and inode tell it."""
