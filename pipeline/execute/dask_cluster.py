@@ -530,11 +530,10 @@ class DaskExecutor(Executor):
                 callback_timeout=RESTART_TIMEOUT + ASK_TIMEOUT)
         except Exception as exc:
             done = repr(exc)
-        if done == "OK":
-            return "restarted"
-        if done in ("removed", "gone"):
-            return "removed from the cluster (it has no nanny)" if done == "removed" else \
-                "gone already"
+        said = {"OK": "restarted", "removed": "removed from the cluster (it has no nanny)",
+                "gone": "gone already"}
+        if done in said:
+            return said[done]
         log.debug("dask: restarting worker %s failed: %s", address, done)
         if self._cluster is not None:
             return "left to its nanny (its restart did not finish)"
@@ -546,8 +545,8 @@ class DaskExecutor(Executor):
     def result(self, future):
         from distributed import KilledWorker
 
-        self._open.pop(future.key, None)
         key = future.key
+        self._open.pop(key, None)
         spared = key in self._spared and key not in self._blamed
         self._spared.discard(key)
         self._blamed.discard(key)

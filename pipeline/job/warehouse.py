@@ -149,8 +149,9 @@ def run_incremental(settings: Settings, warehouse: str | None,
                 changed = True
             except InputError as exc:
                 changed, refused = False, exc.message
-            if changed:
+            if refused is None:  # the folder holds this run now, or nothing
                 catalog = catalog.filter(pl.col("run_dir").ne_missing(folder.name))
+            if changed:
                 folder.remove_tree()
                 _write_catalog(root, catalog)
                 total.refused_files[source] = (f"{source}: changed while it was solved; "
@@ -161,7 +162,6 @@ def run_incremental(settings: Settings, warehouse: str | None,
                 entry.update(reason=refused, finished_at=timestamps.utc())
                 total.refused_files[source] = refused
             else:
-                catalog = catalog.filter(pl.col("run_dir").ne_missing(folder.name))
                 entry.update(run_dir=folder.name, rows=summary.rows, **summary.counts,
                              finished_at=timestamps.utc())
                 if summary.already_done:  # its folder was finished: only its row is new
