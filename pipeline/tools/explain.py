@@ -166,8 +166,10 @@ def explain_one(puzzle: np.ndarray, board: int | None, fmt: str, budget: int,
         click.echo(f"ER {er:.1f} ({set_by(er)}), EP {ep:.1f} ({set_by(ep)}), "
                    f"ED {ed:.1f} ({set_by(ed)})")
     else:
-        click.echo(f"not rated: {rated} (reached {got.reached[0] / 10:.1f}); the steps above "
-                   f"are as far as the rater came")
+        came = ("the steps above are as far as the rater came" if steps else
+                "no step: the first one needs a technique past the rater's ladder"
+                if rated == "beyond" else "no step within the budget")
+        click.echo(f"not rated: {rated} (reached {got.reached[0] / 10:.1f}); {came}")
     return 0
 
 

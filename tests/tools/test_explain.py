@@ -122,3 +122,14 @@ def test_json_of_a_puzzle_not_rated_says_how_far_it_came(run_cli, hard):
     assert out["rating"] == "budget" and out["er"] is None
     assert 1.0 <= out["reached"] <= rate.rate([hard]).er[0] / 10
     assert json.loads(run_cli("explain", hard, "--format", "json").stdout)["reached"] is None
+
+
+def test_a_puzzle_without_a_step_says_why_not_steps_above(run_cli):
+    """An 11+ puzzle (forum hardest: no step of the ladder applies as given): the text said
+    "the steps above are as far as the rater came" above no step."""
+    beyond = "98.7..6..75..4......3..8.7.5....7.3...94.........2.1..3.......1.9...5.8...52....6"
+    assert rate.path(beyond) == [] and rate.STATUS_NAMES[rate.rate([beyond]).status[0]] == "beyond"
+    res = run_cli("explain", beyond)
+    assert res.returncode == 0
+    assert res.stdout.strip() == ("not rated: beyond (reached 9.5); no step: the first one "
+                                  "needs a technique past the rater's ladder")
