@@ -10,6 +10,7 @@ checks live with the command line (cli.py), which lets click layer them:
 
 from __future__ import annotations
 
+import numbers
 import os
 import tomllib
 from dataclasses import dataclass, field, fields
@@ -25,6 +26,30 @@ COMPRESSIONS = ("auto", "zstd", "none")  # of the parts' grid columns (schema.wr
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 MAX_CHUNK_SIZE = 10_000_000  # rows a range may hold: a range's arrays are sized by it
 MAX_RATE_BUDGET = 10**15  # effort units: a day of one core's rating is far less
+
+
+# what a setting's value must be, as a message says it
+_KIND_WORDS = {int: "an integer", float: "a number", bool: "true or false", str: "a string",
+               list: "a list or a comma-separated string"}
+
+
+def _typed(name: str, value: Any, annotation: str) -> Any:
+    """A setting's value as its declared kind (a numpy integer as an int, a path as a
+    string); UsageError for a value of another kind (a float budget, a bool worker count)."""
+    kind = {"int": int, "float": float, "bool": bool, "str": str}.get(annotation)
+    boolean = isinstance(value, bool) or getattr(getattr(value, "dtype", None), "kind", "") == "b"
+    if kind is None:  # (the lists: their own checks)
+        return value
+    if kind is bool:
+        ok = boolean
+    elif kind is str:
+        ok = isinstance(value, str | os.PathLike)
+        value = os.fspath(value) if ok else value
+    else:
+        ok = isinstance(value, numbers.Integral if kind is int else numbers.Real) and not boolean
+    if not ok:
+        raise UsageError(f"{name} must be {_KIND_WORDS[kind]}, not {value!r}")
+    return kind(value)
 
 
 # What a run is asked to do once, not a default a config file may set.
@@ -59,6 +84,8 @@ class Settings:
     stall_timeout: float = 300.0  # seconds a task may go without news before it is lost
 
     def __post_init__(self) -> None:
+        for f in fields(self):  # (numpy's numbers too: the manifest must read them back)
+            setattr(self, f.name, _typed(f.name, getattr(self, f.name), f.type))
         if isinstance(self.inputs, str | os.PathLike):  # one input, not its characters
             self.inputs = [os.fspath(self.inputs)]
         self.inputs = [os.fspath(i) for i in self.inputs]
@@ -129,10 +156,6 @@ class Settings:
 DEFAULTS = Settings()
 NAMES = tuple(f.name for f in fields(Settings) if not f.metadata.get("once"))
 
-
-# what a setting's value must be, as a message says it
-_KIND_WORDS = {int: "an integer", float: "a number", bool: "true or false", str: "a string",
-               list: "a list or a comma-separated string"}
 
 
 def read_config_file(path: str | Path) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import PUZZLE, REPO, invoke
+from conftest import LEET, PUZZLE, REPO, invoke
 
 from pipeline.errors import UsageError
 from pipeline.job.settings import DEFAULTS, Settings
@@ -138,3 +138,35 @@ def test_the_example_config_files_are_valid():
     assert examples
     for path in examples:
         Settings(**read_config_file(path))
+
+
+@pytest.mark.parametrize("name, value, words", [
+    ("rate_budget", 1.5, "an integer"), ("rate_budget", True, "an integer"),
+    ("rate_budget", "100", "an integer"), ("rate_budget", None, "an integer"),
+    ("workers", 2.0, "an integer"), ("rate", 1, "true or false"),
+    ("stall_timeout", True, "a number"), ("output", 3, "a string")])
+def test_the_library_refuses_a_value_of_another_kind(name, value, words):
+    """Found by a helper: Settings(rate=True, rate_budget=1.5) was taken, and every row of
+    the run became `error` (the workers refused the budget) with exit 0."""
+    with pytest.raises(UsageError, match=f"{name} must be {words}"):
+        Settings(**{name: value})
+
+
+def test_numpy_numbers_and_paths_are_taken_as_python_ones(tmp_path):
+    """Found by a helper: rate_budget=np.int64(100) went to the manifest as "100", and the
+    same call again was refused as "a different run" (so no rerun, no resume)."""
+    import numpy as np
+
+    from pipeline import run
+
+    s = Settings(workers=np.int32(1), rate=np.bool_(True), rate_budget=np.int64(100),
+                 stall_timeout=np.float32(30), folder=tmp_path / "out")
+    assert s.as_dict() == Settings(workers=1, rate=True, rate_budget=100, stall_timeout=30.0,
+                                   folder=str(tmp_path / "out")).as_dict()
+    assert [type(getattr(s, n)) for n in ("workers", "rate", "rate_budget", "stall_timeout",
+                                          "folder")] == [int, bool, int, float, str]
+    (tmp_path / "p.txt").write_text(LEET + "\n")
+    for _ in range(2):  # the second: "already done", not "a different run"
+        got = run(Settings(inputs=[tmp_path / "p.txt"], folder=tmp_path / "out", workers=1,
+                           rate=True, rate_budget=np.int64(100), quiet=True))
+        assert got.exit_code == 0
