@@ -131,5 +131,5 @@ def test_a_puzzle_without_a_step_says_why_not_steps_above(run_cli):
     assert rate.path(beyond) == [] and rate.STATUS_NAMES[rate.rate([beyond]).status[0]] == "beyond"
     res = run_cli("explain", beyond)
     assert res.returncode == 0
-    assert res.stdout.strip() == ("not rated: beyond (reached 9.5); no step: the first one "
+    assert res.stdout.strip() == ("not rated: beyond (reached 10.0); no step: the first one "
                                   "needs a technique past the rater's ladder")

@@ -41,14 +41,16 @@ __all__ = ["DEFAULT_BUDGET", "STATUS_NAMES", "TECHNIQUES", "RateResult", "Step",
            "rate", "rate_grids"]
 
 # Effort units (path.py: one producer's scan of the grid, one chain search from one
-# candidate, or one look of a run of chains (+) at its grid). A step without chains takes
-# at most about 20, one with forcing chains up to about 3 000, one with dynamic chains
-# (each candidate on and off, and each place of a digit in its houses) a few thousand
-# more, one with chains (+) several times that; the held-out top1465 puzzles (SER up to
-# 9.x) all fit in 100 000 (50 000 cuts 4 of 146), the public puzzles that need chains (+)
-# (tests' plus.jsonl) in 200 000 (180 000 cuts one, forum hardest 1106 #62, 0.4 s): the
-# default leaves more than twice that.
-DEFAULT_BUDGET = 500_000
+# candidate, one look of a run of chains (+) at its grid, or 100 for a nested chains' look
+# at its grid). A step without chains takes at most about 20, one with forcing chains up
+# to about 3 000, one with dynamic chains (each candidate on and off, and each place of a
+# digit in its houses) a few thousand more, one with chains (+) several times that; the
+# held-out top1465 puzzles (SER up to 9.x) all fit in 100 000, the public puzzles that
+# need chains (+) (tests' plus.jsonl) in 200 000. Forum hardest 1106, each of its 372
+# puzzles that need nested chains rated until done or beyond: all fit in 2^21 (2.1
+# million; 7 of the 99 it rates need more than 2^20, the slowest 5.2 s), the 273 beyond
+# in 2^20. The default leaves more than twice that.
+DEFAULT_BUDGET = 5_000_000
 
 
 @dataclass
@@ -56,7 +58,7 @@ class RateResult:
     """Per puzzle: ER, EP, ED in tenths (0 unless ok), the technique that set ER, the
     path's length, the status (index into STATUS_NAMES) and `reached`: with `budget`, the
     hardest step taken before the budget ran out; with `beyond`, the rating from which the
-    techniques we lack start (9.5: nested forcing chains), or the hardest
+    techniques we lack start (10.0: nested multiple forcing chains), or the hardest
     step taken if that is more: serate's ER is at least that. `paths` (when asked for):
     each puzzle's steps, as far as they went."""
 
@@ -200,7 +202,9 @@ _ASSUMING = ("Nishio Forcing Chains", "Cell Forcing Chains", "Region Forcing Cha
              "Dynamic Contradiction Forcing Chains", "Dynamic Double Forcing Chains",
              "Dynamic Cell Forcing Chains", "Dynamic Region Forcing Chains",
              "Dynamic Contradiction Forcing Chains (+)", "Dynamic Double Forcing Chains (+)",
-             "Dynamic Cell Forcing Chains (+)", "Dynamic Region Forcing Chains (+)")
+             "Dynamic Cell Forcing Chains (+)", "Dynamic Region Forcing Chains (+)",
+             *(f"Dynamic {kind} Forcing Chains (+ Forcing Chains)"
+               for kind in ("Contradiction", "Double", "Cell", "Region")))
 
 
 def _assuming(name: str, info, placements, eliminations) -> str:

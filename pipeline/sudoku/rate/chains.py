@@ -67,8 +67,8 @@ def length_add(nodes):
 
 
 @compiled.helper()
-def build_links(cand, bb, links):
-    """The links of the state, a row a node: links[n, 0] X links then at 2.., links[n, 1]
+def build_links(cand, n, links):
+    """The links of the state (n[d, h]: the places of digit d in house h), a row a node: links[n, 0] X links then at 2.., links[n, 1]
     Y links then at 22.. (on: the peers' and the cell's offs; off: the conjugates' and
     the bivalue partner's ons), in serate's order (houses box, row, column)."""
     for c in range(81):
@@ -97,7 +97,7 @@ def build_links(cand, bb, links):
             nx = 0
             for t in (2, 0, 1):  # box, row, column: serate's order
                 h = CELL_HOUSES[c, t]
-                if count_in(bb, d, h) == 2:
+                if n[d, h] == 2:
                     for k in range(9):
                         p = HOUSE_CELLS[h, k]
                         if p != c and (cand[p] >> d) & 1:
@@ -388,7 +388,11 @@ def easier(H, r, nodes):
 @compiled.helper()
 def forcing_chains(val, cand, bb, H, E, parent, depth, queue, onloop, seen, links, effort):
     """The easiest cycle or forcing chain (X, Y, XY), offered to H."""
-    build_links(cand, bb, links)
+    n = np.empty((9, 27), np.int64)
+    for d in range(9):
+        for h in range(27):
+            n[d, h] = count_in(bb, d, h)
+    build_links(cand, n, links)
     chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, links, effort, 1000)
     return H[TECH] != 0
 

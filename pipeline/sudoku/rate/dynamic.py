@@ -1,5 +1,6 @@
 """Chains that follow an assumption through the whole grid (7.5 and up): serate's Nishio,
-multiple (cell and region) and dynamic forcing chains, and dynamic forcing chains (+).
+multiple (cell and region) and dynamic forcing chains, dynamic forcing chains (+), and
+nested ones, dynamic forcing chains (+ Forcing Chains).
 
 An assumption (a candidate on, or off) starts a run: breadth first, every pending on
 before the next off,
@@ -12,12 +13,14 @@ before the next off,
 on the grid as it stands (multiple chains) or as the run's offs have left it (Nishio and
 dynamic chains). A run stops at its first contradiction: a candidate both on and off. In
 a run of chains (+), when nothing is pending, plus.py's rules (intersections, pairs,
-X-Wings) on the run's grid may take more candidates off, and the run goes on.
+X-Wings) on the run's grid may take more candidates off, and the run goes on; in a run of
+nested chains, when those rules find nothing, what every cycle and forcing chain on the
+run's grid removes (nested.py).
 
 A node's parents are what implied it and, in a run that changes the grid, the offs that
 left its cell or house single. A conclusion's complexity is the number of distinct nodes
-behind it (itself included), summed over its chains; it rates base + serate's increment
-for that many nodes (chains.length_add):
+behind it (itself included), summed over its chains, plus, once each, the complexity of
+the nested chains behind it; it rates base + serate's increment for that (chains.length_add):
 
     kind      base  starts                         concludes
     Nishio    7.5   every candidate, on and off    the opposite of an assumption that
@@ -28,14 +31,16 @@ for that many nodes (chains.length_add):
     dynamic   8.5   cells of 2+ candidates         the same, contradictions, and what a
                                                    candidate on and off both imply (double)
     (+)       9.0   as dynamic                     as dynamic
+    nested    9.5   as dynamic                     as dynamic
 
 The step is the least complex conclusion of the first kind that has one; ties go to the
 kind serate sorts first (double, cell, region, contradiction), then to the first met
 (cells in order; a cell's digits, each with its contradictions, doubles and houses; then
 the cell's own).
 
-Nodes are numbered as in chains.py: (cell * 9 + digit) * 2, + 1 when on. Past new_work
-nothing here allocates, so it is compiled without reference counting (`_nrt=False`), which
+Nodes are numbered as in chains.py: (cell * 9 + digit) * 2, + 1 when on. A nested chain's
+off has too many parents for its row of `par`: they go to the run's pool (xpar), and its
+row says where, and which nested chain it came from. Past new_work nothing here allocates, so it is compiled without reference counting (`_nrt=False`), which
 would count each of Work's arrays at each call.
 """
 
@@ -48,6 +53,7 @@ import numpy as np
 from pipeline import compiled
 from pipeline.sudoku.rate.board import CELL_HOUSES, HOUSE_CELLS, PEERS_IN_ORDER, POP9, lowbit
 from pipeline.sudoku.rate.chains import NODES, length_add
+from pipeline.sudoku.rate.nested import nested_look, new_nested, reset_pass
 from pipeline.sudoku.rate.plus import plus
 from pipeline.sudoku.rate.techniques import (
     ELIMS,
@@ -61,6 +67,10 @@ from pipeline.sudoku.rate.techniques import (
     T_DYN_CONTRADICTION_FC,
     T_DYN_DOUBLE_FC,
     T_DYN_REGION_FC,
+    T_NEST2_CELL_FC,
+    T_NEST2_CONTRADICTION_FC,
+    T_NEST2_DOUBLE_FC,
+    T_NEST2_REGION_FC,
     T_NISHIO,
     T_PLUS_CELL_FC,
     T_PLUS_CONTRADICTION_FC,
@@ -70,13 +80,15 @@ from pipeline.sudoku.rate.techniques import (
     TECH,
 )
 
-NISHIO, MULTIPLE, DYNAMIC, PLUS = 0, 1, 2, 3
-BASE = np.array([75, 80, 85, 90], np.int64)
+NISHIO, MULTIPLE, DYNAMIC, PLUS, NEST2 = 0, 1, 2, 3, 4
+BASE = np.array([75, 80, 85, 90, 95], np.int64)
 # each kind's techniques: contradiction, double, cell, region
 KIND_TECH = np.array([[T_NISHIO, 0, 0, 0], [0, 0, T_CELL_FC, T_REGION_FC],
                       [T_DYN_CONTRADICTION_FC, T_DYN_DOUBLE_FC, T_DYN_CELL_FC, T_DYN_REGION_FC],
                       [T_PLUS_CONTRADICTION_FC, T_PLUS_DOUBLE_FC, T_PLUS_CELL_FC,
-                       T_PLUS_REGION_FC]], np.int64)
+                       T_PLUS_REGION_FC],
+                      [T_NEST2_CONTRADICTION_FC, T_NEST2_DOUBLE_FC, T_NEST2_CELL_FC,
+                       T_NEST2_REGION_FC]], np.int64)
 # serate's sort keys of the conclusions, its order among equally complex ones
 DOUBLE, CELL, REGION, CONTRADICTION = 1, 5, 6, 7
 # A run's record lives in a slot: slot cell * 9 + digit the run from that candidate on,
@@ -84,9 +96,11 @@ DOUBLE, CELL, REGION, CONTRADICTION = 1, 5, 6, 7
 # its houses'); OFF_SLOT the run from a candidate off.
 OFF_SLOT = 81 * 9
 SLOTS = OFF_SLOT + 1
+NESTED_EFFORT = 100  # effort units of a nested look (about as long as 100 chain searches)
 WORDS = (NODES + 63) // 64
 MAXPAR = 16  # a node's parents: what implied it and up to 8 offs that made it single, or
 # the up to 14 offs a (+) rule's pattern needs (plus.py)
+XPOOL = 8192  # a run's parents of nested chains' offs (stored apart: they are many)
 
 
 # The runs' records and scratch: per slot, has a bit per node reached, order the nodes in
@@ -99,9 +113,13 @@ MAXPAR = 16  # a node's parents: what implied it and up to 8 offs that made it s
 # (complexity, sort key, technique, node, two words of info); hit the last run's
 # contradiction's candidate; effort the units. n[d, h]: how many cells of house h hold
 # candidate d in g (n0: in the grid as it stands), to find a house left with two places.
-# val: the step's placed cells; adv and the rest: plus.py's (chains (+)).
+# val: the step's placed cells; adv .. agen: plus.py's (chains (+)). Nested chains: xpar/xn
+# each run's pool of parents, tmark/cgen/nsum the nested chains counted for a conclusion
+# (tmark[id] == cgen: counted) and their sum, nout/noutp a look's offs and their parents,
+# nest nested.py's scratch, over: a pool ran out (the rating would not be serate's).
 Work = namedtuple("Work", "has order count npar par made cx hits g n0 n qon qoff mk mkn one sl "
-                          "vis stack gen best hit effort val adv rc rm pp occ gp lost amark agen")
+                          "vis stack gen best hit effort val adv rc rm pp occ gp lost amark agen "
+                          "xpar xn tmark cgen nsum nout noutp nest over")
 
 
 @compiled.helper()
@@ -120,7 +138,10 @@ def new_work(effort):
                 np.zeros((NODES, 2 + MAXPAR), np.int64), np.zeros(81, np.int64),
                 np.zeros(81, np.int64), np.zeros(MAXPAR, np.int64), np.zeros(9, np.int64),
                 np.zeros((9, 27), np.int64), np.zeros(27, np.int64), np.zeros(NODES, np.int64),
-                np.zeros(1, np.int64))
+                np.zeros(1, np.int64), np.empty((SLOTS, XPOOL), np.int16),
+                np.zeros(SLOTS, np.int64), np.zeros(1 << 17, np.int64), np.zeros(1, np.int64),
+                np.zeros(1, np.int64), np.zeros((NODES, 4), np.int64),
+                np.zeros(1 << 16, np.int64), new_nested(), np.zeros(1, np.int64))
 
 
 @compiled.helper(inline="always")
@@ -130,13 +151,19 @@ def reached(W, slot, node):
 
 
 @compiled.helper(_nrt=False)
-def ancestors(par, npar, slot, root, rpar, nr, vis, gen, stack, cap):
-    """The distinct nodes behind `root` (itself included) whose parents are rpar[:nr]; the
-    rest of the graph is slot's. Counting stops past `cap` (a conclusion that complex is
-    not wanted)."""
+def ancestors(W, slot, root, rpar, nr, gen, cap):
+    """The distinct nodes behind `root` (itself included) whose parents are rpar[:nr] (nr < 0:
+    those slot's run gave it); the rest of the graph is slot's. Counting stops past `cap` (a conclusion that complex is
+    not wanted). The nested chains met on the way add their complexity to W.nsum, once
+    each for the conclusion of W.cgen."""
+    par, npar, vis, stack = W.par, W.npar, W.vis, W.stack
     vis[root] = gen
     count = 1
     top = 0
+    if nr < 0:  # (root counts as it is taken from the stack)
+        stack[0] = root
+        top = 1
+        count = 0
     for k in range(nr):
         q = rpar[k]
         if vis[q] != gen:
@@ -149,7 +176,21 @@ def ancestors(par, npar, slot, root, rpar, nr, vis, gen, stack, cap):
         count += 1
         if count > cap:
             return count
-        for k in range(npar[slot, n]):
+        m = npar[slot, n]
+        if m < 0:  # a nested chain's off: its parents in the run's pool
+            tid = par[slot, n, 3] | (np.int64(par[slot, n, 4]) << 15)
+            if W.tmark[tid] != W.cgen[0]:
+                W.tmark[tid] = W.cgen[0]
+                W.nsum[0] += W.nest.tcx[tid]
+            at = par[slot, n, 0] | (np.int64(par[slot, n, 1]) << 15)
+            for k in range(par[slot, n, 2]):
+                q = W.xpar[slot, at + k]
+                if vis[q] != gen:
+                    vis[q] = gen
+                    stack[top] = q
+                    top += 1
+            continue
+        for k in range(m):
             q = par[slot, n, k]
             if vis[q] != gen:
                 vis[q] = gen
@@ -162,10 +203,9 @@ def ancestors(par, npar, slot, root, rpar, nr, vis, gen, stack, cap):
 def behind(W, slot, node, cap):
     """The distinct nodes behind a node of slot's run, itself included (counted up to
     past cap)."""
-    par, npar, vis, stack, gen = W.par, W.npar, W.vis, W.stack, W.gen
+    gen = W.gen
     gen[0] += 1
-    return ancestors(par, npar, slot, node, par[slot, node], npar[slot, node], vis, gen[0],
-                     stack, cap)
+    return ancestors(W, slot, node, W.one, -1, gen[0], cap)
 
 
 @compiled.helper(inline="always")
@@ -180,6 +220,40 @@ def add(W, slot, node, parents, n):
 
 
 @compiled.helper(_nrt=False)
+def add_nested(W, slot, node, at, n, tid):
+    """Record a nested chain's off in slot's run: its n parents (W.noutp[at:]) go to the
+    run's pool, and the node keeps where they are and the chain's pass id (tid)."""
+    W.order[slot, W.count[slot]] = node
+    W.count[slot] += 1
+    W.has[slot, node >> 6] |= np.int64(1) << (node & 63)
+    x = W.xn[slot]
+    if x + n > XPOOL:
+        W.over[0] = 1
+        n = XPOOL - x
+    W.npar[slot, node] = -1
+    W.par[slot, node, 0] = x & 0x7FFF
+    W.par[slot, node, 1] = x >> 15
+    W.par[slot, node, 2] = n
+    W.par[slot, node, 3] = tid & 0x7FFF
+    W.par[slot, node, 4] = tid >> 15
+    for k in range(n):
+        W.xpar[slot, x + k] = W.noutp[at + k]
+    W.xn[slot] = x + n
+
+
+@compiled.helper(_nrt=False)
+def contradiction(W, slot, q, qpar, nq, other):
+    """The complexity of a run's contradiction: node q (whose parents are qpar[:nq]) meets
+    node `other` of the run; the nested chains behind either counted once."""
+    W.cgen[0] += 1
+    W.nsum[0] = 0
+    gen = W.gen
+    gen[0] += 1
+    a = ancestors(W, slot, q, qpar, nq, gen[0], NODES)
+    return a + behind(W, slot, other, NODES) + W.nsum[0]
+
+
+@compiled.helper(_nrt=False)
 def run(W, cand, slot, start, dynamic, y, lvl):
     """One run from `start`, recorded in slot; the complexity of the contradiction it
     stopped at, or -1 when it ran out without one. With `lvl` (chains (+)), a run that has
@@ -188,6 +262,7 @@ def run(W, cand, slot, start, dynamic, y, lvl):
     for w in range(WORDS):
         W.has[slot, w] = 0
     count[slot] = 0
+    W.xn[slot] = 0
     for c in range(81):
         g[c] = cand[c]
     for d in range(9):  # (a whole-array copy would allocate, to guard against overlap)
@@ -207,12 +282,21 @@ def run(W, cand, slot, start, dynamic, y, lvl):
             if not lvl:
                 break
             W.effort[0] += 1
-            for i in range(plus(W, W.val, cand, g)):
+            found = plus(W, W.val, cand, g)
+            for i in range(found):
                 q = W.adv[i, 0]
                 if not reached(W, slot, q):  # (its opposite on is no contradiction here)
                     add(W, slot, q, W.adv[i, 2:], W.adv[i, 1])
                     qoff[toff] = q
                     toff += 1
+            if found == 0 and lvl >= 2:  # serate goes on to the next rule only on nothing
+                W.effort[0] += NESTED_EFFORT
+                for i in range(nested_look(W.nest, W.val, cand, g, W.n, W.nout, W.noutp)):
+                    q = W.nout[i, 0]
+                    if not reached(W, slot, q):
+                        add_nested(W, slot, q, W.nout[i, 2], W.nout[i, 1], W.nout[i, 3])
+                        qoff[toff] = q
+                        toff += 1
             if hoff == toff:
                 break
         if hon < ton:
@@ -238,11 +322,7 @@ def run(W, cand, slot, start, dynamic, y, lvl):
                 q = mk[i, 0]
                 if reached(W, slot, q | 1):
                     W.hit[0] = (q >> 1) // 9 * 10 + (q >> 1) % 9 + 1
-                    gen = W.gen
-                    gen[0] += 1
-                    a = ancestors(W.par, W.npar, slot, q, one, 1, W.vis, gen[0], W.stack,
-                                  NODES)
-                    return a + behind(W, slot, q | 1, NODES)
+                    return contradiction(W, slot, q, one, 1, q | 1)
                 if not reached(W, slot, q):
                     add(W, slot, q, one, 1)
                     qoff[toff] = q
@@ -293,11 +373,7 @@ def run(W, cand, slot, start, dynamic, y, lvl):
             q = mk[i, 0]
             if reached(W, slot, q ^ 1):
                 W.hit[0] = (q >> 1) // 9 * 10 + (q >> 1) % 9 + 1
-                gen = W.gen
-                gen[0] += 1
-                a = ancestors(W.par, W.npar, slot, q, mk[i, 1:], mkn[i], W.vis, gen[0],
-                              W.stack, NODES)
-                return a + behind(W, slot, q ^ 1, NODES)
+                return contradiction(W, slot, q, mk[i, 1:], mkn[i], q ^ 1)
             if not reached(W, slot, q):
                 add(W, slot, q, mk[i, 1:], mkn[i])
                 qon[ton] = q
@@ -354,19 +430,21 @@ def common(W, cand, first, n, key, tech, info0, info3):
                     break
             if not everywhere:
                 continue
+            W.cgen[0] += 1
+            W.nsum[0] = 0
             cx = behind(W, first, q, W.best[0])
             for k in range(n):
                 if cx > W.best[0]:
                     break
                 cx += behind(W, W.sl[k], q, W.best[0] - cx)
-            consider(W, cx, key, tech, q, cand, info0, info3)
+            consider(W, cx + W.nsum[0], key, tech, q, cand, info0, info3)
 
 
 @compiled.helper(_nrt=False)
 def houses(W, val, cand, c, d, mode):
     """The region chains of digit d in the houses where cell c is its first place."""
     dynamic = mode != MULTIPLE
-    lvl = 1 if mode == PLUS else 0
+    lvl = mode - DYNAMIC if mode > DYNAMIC else 0
     tech = KIND_TECH[mode, 3]
     for which in (2, 0, 1):
         h = CELL_HOUSES[c, which]
@@ -395,10 +473,12 @@ def chains_of(W, val, cand, mode):
     """The least complex conclusion of this kind of chains, into W.best."""
     dynamic = mode != MULTIPLE
     y = mode != NISHIO
-    lvl = 1 if mode == PLUS else 0
+    lvl = mode - DYNAMIC if mode > DYNAMIC else 0
     W.best[0] = 1 << 40
     W.best[1] = 0
     W.made[:] = 0  # the runs of another kind (or grid) are not this one's
+    if lvl >= 2:
+        reset_pass(W.nest)
     for c in range(81):
         W.val[c] = val[c]
     for d in range(9):
@@ -482,7 +562,7 @@ def offer_best(W, cand, H, mode):
 def assumptions(val, cand, H, W):
     """The step of the first of Nishio, multiple and dynamic chains that has one, in H;
     False when none does. W: new_work's, reused from step to step."""
-    for mode in (NISHIO, MULTIPLE, DYNAMIC, PLUS):
+    for mode in (NISHIO, MULTIPLE, DYNAMIC, PLUS, NEST2):
         if chains_of(W, val, cand, mode):
             offer_best(W, cand, H, mode)
             return True

@@ -46,7 +46,7 @@ OK, BUDGET, DISAGREES, INVALID, BEYOND = range(5)
 STATUS_NAMES = ("ok", "budget", "disagrees", "invalid", "beyond")
 # Columns of the kernel's result matrix
 ER, EP, ED, TECHNIQUE, STEPS, STATUS, REACHED = range(7)
-FIRST_MISSING = 95  # the easiest rating of the techniques we lack (nested forcing chains)
+FIRST_MISSING = 100  # the easiest rating of the techniques we lack (nested multiple chains)
 MAX_STEPS = 810  # a step places a digit or removes a candidate: at most 81 + 729
 MAX_EVENTS = 810
 STEP_WORDS = 3 + ELIMS - INFO  # a recorded step: technique, rating, end of events, info
@@ -160,7 +160,15 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch
             out[REACHED] = er
             out[STEPS] = steps
             return
-        if not next_step(val, cand, bb, H, E, effort, scratch, links, W):
+        found = next_step(val, cand, bb, H, E, effort, scratch, links, W)
+        if W.over[0] or W.nest.over[0]:  # (a nested chain's pools ran out: past our bounds)
+            W.over[0] = 0
+            W.nest.over[0] = 0
+            out[STATUS] = BUDGET
+            out[REACHED] = er
+            out[STEPS] = steps
+            return
+        if not found:
             out[STATUS] = BEYOND
             out[REACHED] = max(er, FIRST_MISSING)
             out[STEPS] = steps

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.sudoku import solver
+from pipeline.sudoku.rate.board import count_in
 from pipeline.sudoku.rate.chains import NODES, bfs, build_links, to_negation
 
 DATA = Path(__file__).parent / "data" / "reference.csv"
@@ -59,7 +60,8 @@ def test_the_half_deep_search_finds_the_shortest_chain_to_the_negation(
         i, drop, seed, kind, pick, limit):
     cand, bb = _state(PUZZLES[i], SOLUTIONS[i], drop, seed)
     links = np.zeros((NODES, 30), np.int16)
-    build_links(cand, bb, links)
+    build_links(cand, np.array([[count_in(bb, d, h) for h in range(27)] for d in range(9)]),
+                links)
     use_x, use_y = kind
     parent, depth, queue, seen = (np.zeros(NODES + 1, np.int32) for _ in range(4))
     starts = [((c * 9 + d) << 1) | on for c in range(81) for d in range(9)

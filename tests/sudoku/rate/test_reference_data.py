@@ -65,7 +65,8 @@ def test_paths_match_their_ratings():
 def test_no_puzzle_is_equivalent_to_another_or_to_a_held_out_one():
     import json
 
-    plus = [json.loads(line)["puzzle"] for line in (DATA / "plus.jsonl").read_text().splitlines()]
+    plus = [json.loads(line)["puzzle"] for name in ("plus.jsonl", "nested.jsonl")
+            for line in (DATA / name).read_text().splitlines()]
     reference = _forms([r["puzzle"] for r in _rows(DATA / "reference.csv")] + plus)
     assert len(set(reference)) == len(reference)
     held = [f for path in sorted(HELDOUT.glob("*.csv"))

@@ -1,0 +1,452 @@
+"""The forcing chains a run of nested chains (9.5 and up) looks for on its own grid:
+serate's Dynamic Forcing Chains (+ Forcing Chains).
+
+A run of these chains (dynamic.py) that has nothing left to follow and finds nothing by
+plus.py's rules looks at the grid as the run has left it (g) for every cycle and forcing
+chain of chains.py's kinds (X links only, Y only, both), each a *hint*:
+
+    cycle           from each candidate on, every loop back to it (chains.loops) that
+                    removes something (chains.py's rule)
+    forcing chain   from each candidate on, and off, the first way to its own negation
+                    (breadth first): the candidate goes, or is placed (its cell's other
+                    digits go)
+
+in serate's order: the kinds X, Y, XY; cells in order, digits in order; a candidate's
+cycles as met, then its chains from on and from off. The hints are sorted, stably, by
+rating (as serate's double: the base plus 0.1 added once per length step, so that 6.6 +
+0.1 goes before 6.5 + 0.2), then complexity (the chain's nodes), then kind (X, Y, XY);
+of hints removing the same candidates only the first is kept. A hint counts only when the
+run's offs made it: its parents are the candidates of the step's grid (cand) gone from g
+that its links need,
+
+    an on reached from a bivalue cell     the cell's other digits gone
+    an on reached from a house's other    the digit's places gone from that house (the
+    place                                 first of box, row, column with two left)
+    (cycles, the loop read backwards:)
+    an off met from an on of its cell     the cell's other digits gone
+    an off met from a peer                the digit's places gone from the first house
+                                          (box, row, column) the two share
+
+Each of its removals becomes an off of the run with those parents, carrying the hint (its
+complexity is added once to any conclusion that needs it: `key` tells equal chains
+apart). The removals come as serate's HashMap lists them (plus.emit's order).
+
+Nodes are chains.py's: (cell * 9 + digit) * 2, + 1 when on.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from pipeline import compiled
+from pipeline.sudoku.rate.board import CELL_HOUSES, HOUSE_CELLS, PEERS, POP9, lowbit
+from pipeline.sudoku.rate.chains import NODES, bfs, build_links, loops
+
+MAXH = 1 << 14  # hints of one look
+POOL = 1 << 20  # their paths' nodes
+TABLE = 1 << 17  # the distinct hints of a kind of chains' pass (nested ids)
+
+# Per look: links (chains.build_links's, of g), the searches' scratch (parent .. mark),
+# hints (diff, cx, sk, key, rh: removal set's hash; po/pn their path in path[]; ro/rn their
+# removals in rem[] as cell << 9 | digits), sort/keep scratch; per pass: the distinct
+# hints' complexities (tcx) and keys (tkey, index tix), tcount; over: a pool ran out.
+Nested = namedtuple("Nested", "links parent depth queue seen qn qp qd closers back mark "
+                              "forw bck diff cx sk key rh po pn ro rn path rem nh np nr "
+                              "kept kmark tcx tkey tix tcount over pp rc rm tmp hseen hmark emark")
+
+
+@compiled.helper()
+def new_nested():
+    """The nested look's scratch, for a kernel's whole call."""
+    return Nested(np.zeros((NODES, 30), np.int64), np.zeros(NODES, np.int64),
+                  np.zeros(NODES, np.int64), np.zeros(NODES, np.int64),
+                  np.zeros(NODES + 1, np.int64), np.zeros(NODES * 16, np.int32),
+                  np.zeros(NODES * 16, np.int32), np.zeros(NODES * 16, np.int32),
+                  np.zeros(4096, np.int64), np.zeros(NODES, np.int32),
+                  np.zeros(NODES + 1, np.int32), np.zeros(81, np.int64),
+                  np.zeros(81, np.int64), np.zeros(MAXH, np.float64), np.zeros(MAXH, np.int64),
+                  np.zeros(MAXH, np.int64), np.zeros(MAXH, np.int64), np.zeros(MAXH, np.int64),
+                  np.zeros(MAXH, np.int64), np.zeros(MAXH, np.int64), np.zeros(MAXH, np.int64),
+                  np.zeros(MAXH, np.int64), np.zeros(POOL, np.int16), np.zeros(POOL, np.int32),
+                  np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64),
+                  np.zeros(MAXH, np.int64), np.zeros(NODES + 1, np.int64),
+                  np.zeros(TABLE, np.int64), np.zeros(TABLE, np.int64),
+                  np.full(2 * TABLE, -1, np.int64), np.zeros(1, np.int64),
+                  np.zeros(1, np.int64), np.zeros(NODES, np.int64), np.zeros(81, np.int64),
+                  np.zeros(81, np.int64), np.zeros(MAXH, np.int64), np.zeros(2 * MAXH, np.int64),
+                  np.zeros(2 * MAXH + 1, np.int64), np.zeros(NODES + 1, np.int64))
+
+
+@compiled.helper(inline="always")
+def mix(x):
+    """A 64-bit mix (splitmix64's finaliser)."""
+    x = (x ^ (x >> 30)) * -4658895280553007687
+    x = (x ^ (x >> 27)) * -7723592293110705685
+    return x ^ (x >> 31)
+
+
+@compiled.helper()
+def java_rating(base, nodes):
+    """Serate's rating of a chain of `nodes` nodes as its double: base, plus 0.1 added once
+    per length step (chains.length_add's steps)."""
+    added = 0.0
+    length = nodes - 2
+    ceil = 4
+    odd = False
+    while length > ceil:
+        added += 0.1
+        ceil = ceil * 4 // 3 if odd else ceil * 3 // 2
+        odd = not odd
+    return base + added
+
+
+@compiled.helper()
+def record(N, diff, cx, sk, nodes, nn, rc, rm, nr):
+    """A hint: its rating, complexity, kind, path (nodes[:nn], target first) and removals
+    (cells rc[:nr] with digits rm[:nr], in the order serate's map got them)."""
+    i = N.nh[0]
+    if i >= MAXH or N.np[0] + nn > POOL or N.nr[0] + nr > POOL:
+        N.over[0] = 1
+        return
+    N.diff[i] = diff
+    N.cx[i] = cx
+    N.sk[i] = sk
+    N.po[i] = N.np[0]
+    N.pn[i] = nn
+    key = sk
+    for k in range(nn):
+        N.path[N.np[0] + k] = nodes[k]
+        key = mix(key * 31 + nodes[k])
+    N.key[i] = key
+    N.np[0] += nn
+    N.ro[i] = N.nr[0]
+    N.rn[i] = nr
+    rh = 0
+    for k in range(nr):
+        v = (rc[k] << 9) | rm[k]
+        N.rem[N.nr[0] + k] = v
+        rh += mix(v + 1)  # (order-free: a set's hash)
+    N.rh[i] = rh
+    N.nr[0] += nr
+    N.nh[0] = i + 1
+
+
+@compiled.helper()
+def cycle_removals(N, g, nodes, nn, rc, rm):
+    """What the cycle nodes[:nn] (dstOn first, the start again last) removes, by serate's
+    rule, into rc/rm in the order its map gets them; their number."""
+    forw, bck = N.forw, N.bck
+    for c in range(81):
+        forw[c] = 0
+        bck[c] = 0  # bits 0-8 the digits seen off, bit 9: the cell is on the loop
+    for k in range(nn):
+        bck[(nodes[k] >> 1) // 9] |= 1 << 9
+    # first the offs (an on's cancellations count only where an off's also are)
+    for k in range(nn - 1):
+        n = nodes[k]
+        if n & 1:
+            continue
+        c = (n >> 1) // 9
+        bit = 1 << ((n >> 1) % 9)
+        for j in range(20):
+            p = PEERS[c, j]
+            if (bck[p] >> 9) & 1 == 0 and g[p] & bit:
+                bck[p] |= bit
+    nr = 0
+    for k in range(nn - 1):  # the ons in chain order, peers in order: the first met leads
+        n = nodes[k]
+        if not n & 1:
+            continue
+        c = (n >> 1) // 9
+        bit = 1 << ((n >> 1) % 9)
+        for j in range(20):
+            p = PEERS[c, j]
+            if (bck[p] >> 9) & 1 == 0 and g[p] & bit & bck[p] and not forw[p] & bit:
+                forw[p] |= bit
+                placed = False
+                for i in range(nr):
+                    if rc[i] == p:
+                        rm[i] |= bit
+                        placed = True
+                if not placed:
+                    rc[nr] = p
+                    rm[nr] = bit
+                    nr += 1
+    return nr
+
+
+@compiled.helper()
+def look(N, val, cand, g, n):
+    """Every hint on the run's grid g, recorded in N (serate's order, before sorting)."""
+    N.nh[0] = 0
+    N.np[0] = 0
+    N.nr[0] = 0
+    links = N.links
+    build_links(g, n, links)
+    nodes = N.pp
+    rc = N.rc
+    rm = N.rm
+    for kind in (1, 0, 2):  # X links only, Y only, both
+        use_x = kind >= 1
+        use_y = kind != 1
+        sk = 4 if kind == 2 else (3 if kind == 0 else 2)
+        for c in range(81):
+            if val[c] != 0 or POP9[g[c]] < 2:
+                continue
+            if not use_x and POP9[g[c]] > 2:
+                continue
+            x = g[c]
+            while x:
+                d = lowbit(x)
+                x &= x - 1
+                start = ((c * 9 + d) << 1) | 1
+                if loops(links, start, use_x, use_y, NODES, N.qn, N.qp, N.qd, N.seen,
+                         N.closers, N.back, N.mark) < 0 or N.closers[0] + 2 >= N.closers.shape[0]:
+                    N.over[0] = 1  # (a loop not seen: the hints would not be serate's)
+                for k in range(1, N.closers[0] + 1):
+                    e = N.closers[k]
+                    nodes[0] = start
+                    nn = 1
+                    while e >= 0:
+                        nodes[nn] = N.qn[e]
+                        nn += 1
+                        e = N.qp[e]
+                    nr = cycle_removals(N, g, nodes, nn, rc, rm)
+                    if nr:
+                        cx = nn - 1
+                        record(N, java_rating(7.0 if kind == 2 else 6.5, cx), cx, sk, nodes,
+                               nn, rc, rm, nr)
+                if not use_x:
+                    continue
+                for on in (1, 0):
+                    s = (start - 1) | on
+                    target = s ^ 1
+                    bfs(links, s, use_x, use_y, NODES, target, N.parent, N.depth, N.queue,
+                        N.seen)
+                    if N.seen[target] != N.seen[NODES]:
+                        continue
+                    nn = 0
+                    e = target
+                    while e >= 0:
+                        nodes[nn] = e
+                        nn += 1
+                        e = N.parent[e]
+                    rc[0] = c
+                    rm[0] = (1 << d) if on else (g[c] & ~(1 << d))
+                    record(N, java_rating(7.0 if kind == 2 else 6.6, nn), nn, sk, nodes, nn,
+                           rc, rm, 1)
+
+
+@compiled.helper(inline="always")
+def gone_of_cell(N, cand, g, c, npp):
+    """Add cell c's digits gone from g to the parents N.pp[:npp] (unless there)."""
+    x = cand[c] & ~g[c]
+    while x:
+        d = lowbit(x)
+        x &= x - 1
+        npp = add_parent(N, npp, (c * 9 + d) << 1)
+    return npp
+
+
+@compiled.helper(inline="always")
+def gone_of_house(N, cand, g, h, d, npp):
+    """Add digit d's places gone from g in house h to the parents."""
+    for k in range(9):
+        o = HOUSE_CELLS[h, k]
+        if (cand[o] >> d) & 1 and not (g[o] >> d) & 1:
+            npp = add_parent(N, npp, (o * 9 + d) << 1)
+    return npp
+
+
+@compiled.helper(inline="always")
+def add_parent(N, npp, node):
+    if N.kmark[node] == N.kmark[NODES]:
+        return npp
+    N.kmark[node] = N.kmark[NODES]
+    N.pp[npp] = node
+    return npp + 1
+
+
+@compiled.helper()
+def parents_of(N, cand, g, n, i):
+    """Hint i's parents (the offs of the run its links need) into N.pp; their number."""
+    N.kmark[NODES] += 1
+    npp = 0
+    po = N.po[i]
+    nn = N.pn[i]
+    cycle = N.path[po] == N.path[po + nn - 1]
+    for k in range(nn - 1):  # the root (an assumption) has no cause
+        q = N.path[po + k]
+        p = N.path[po + k + 1]  # what implied q
+        qc = (q >> 1) // 9
+        pc = (p >> 1) // 9
+        d = (q >> 1) % 9
+        if q & 1:  # on, from an off: of a bivalue cell, or a house's other place
+            if qc == pc:
+                npp = gone_of_cell(N, cand, g, qc, npp)
+            else:
+                for t in (2, 0, 1):
+                    h = CELL_HOUSES[pc, t]
+                    if CELL_HOUSES[qc, t] == h and n[d, h] == 2:
+                        npp = gone_of_house(N, cand, g, h, d, npp)
+                        break
+        elif cycle:  # read backwards, an off of the loop is an on with its cause
+            if qc == pc:
+                npp = gone_of_cell(N, cand, g, qc, npp)
+            else:
+                for t in (2, 0, 1):
+                    h = CELL_HOUSES[pc, t]
+                    if CELL_HOUSES[qc, t] == h:
+                        npp = gone_of_house(N, cand, g, h, d, npp)
+                        break
+    return npp
+
+
+@compiled.helper()
+def table_id(N, key, cx):
+    """The pass's id of the hint of this key (made the first time it is met)."""
+    mask = N.tix.shape[0] - 1
+    j = key & mask
+    while N.tix[j] >= 0:
+        t = N.tix[j]
+        if N.tkey[t] == key:
+            return t
+        j = (j + 1) & mask
+    t = N.tcount[0]
+    if t >= N.tcx.shape[0]:
+        N.over[0] = 1
+        return 0
+    N.tcount[0] = t + 1
+    N.tkey[t] = key
+    N.tcx[t] = cx
+    N.tix[j] = t
+    return t
+
+
+@compiled.helper()
+def reset_pass(N):
+    """Forget the distinct hints of the last pass."""
+    N.tix[:] = -1
+    N.tcount[0] = 0
+
+
+@compiled.helper(inline="always")
+def before(N, i, j):
+    """Hint i goes before hint j in serate's sort (rating, complexity, kind)."""
+    if N.diff[i] != N.diff[j]:
+        return N.diff[i] < N.diff[j]
+    if N.cx[i] != N.cx[j]:
+        return N.cx[i] < N.cx[j]
+    return N.sk[i] < N.sk[j]
+
+
+@compiled.helper()
+def sort_hints(N, nh):
+    """N.kept[:nh]: the hints in serate's order (a stable merge sort)."""
+    a = N.kept
+    b = N.tmp
+    for i in range(nh):
+        a[i] = i
+    width = 1
+    while width < nh:
+        lo = 0
+        while lo < nh:
+            mid = min(lo + width, nh)
+            hi = min(lo + 2 * width, nh)
+            i = lo
+            j = mid
+            k = lo
+            while i < mid and j < hi:
+                if before(N, a[j], a[i]):  # (equal ones keep their order)
+                    b[k] = a[j]
+                    j += 1
+                else:
+                    b[k] = a[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                b[k] = a[i]
+                i += 1
+                k += 1
+            while j < hi:
+                b[k] = a[j]
+                j += 1
+                k += 1
+            lo = hi
+        for i in range(nh):
+            a[i] = b[i]
+        width *= 2
+
+
+@compiled.helper()
+def nested_look(N, val, cand, g, n, out, outp):
+    """The offs the forcing chains on g give the run: rows of out (node, parents' count,
+    offset of the parents in outp, pass id of the hint), as serate adds them (a node of
+    an earlier row is not repeated); their number."""
+    look(N, val, cand, g, n)
+    nh = N.nh[0]
+    if nh == 0:
+        return 0
+    sort_hints(N, nh)
+    # of hints removing the same candidates, the first (serate's set of hints)
+    size = N.hseen.shape[0]
+    N.hmark[size] += 1
+    gen = N.hmark[size]
+    N.emark[NODES] += 1
+    egen = N.emark[NODES]
+    rows = 0
+    used_p = 0
+    rc = N.rc
+    rm = N.rm
+    for j in range(nh):
+        i = N.kept[j]
+        h = N.rh[i]
+        s = h & (size - 1)
+        dup = False
+        while N.hmark[s] == gen:
+            if N.hseen[s] == h:
+                dup = True
+                break
+            s = (s + 1) & (size - 1)
+        if dup:
+            continue
+        N.hmark[s] = gen
+        N.hseen[s] = h
+        npp = parents_of(N, cand, g, n, i)
+        if npp == 0:
+            continue  # the hint holds without the run: not the chain's
+        tid = table_id(N, N.key[i], N.cx[i])
+        nr = N.rn[i]
+        for k in range(nr):
+            v = N.rem[N.ro[i] + k]
+            rc[k] = v >> 9
+            rm[k] = v & 511
+        buckets = 16
+        while nr * 4 > buckets * 3:  # (Java's HashMap doubles past three quarters full)
+            buckets *= 2
+        for bucket in range(buckets):
+            for k in range(nr):
+                if rc[k] & (buckets - 1) != bucket:
+                    continue
+                x = rm[k]
+                while x:
+                    d = lowbit(x)
+                    x &= x - 1
+                    node = (rc[k] * 9 + d) << 1
+                    if N.emark[node] == egen:
+                        continue
+                    if rows >= out.shape[0] or used_p + npp > outp.shape[0]:
+                        N.over[0] = 1
+                        continue
+                    N.emark[node] = egen
+                    out[rows, 0] = node
+                    out[rows, 1] = npp
+                    out[rows, 2] = used_p
+                    out[rows, 3] = tid
+                    for m in range(npp):
+                        outp[used_p + m] = N.pp[m]
+                    used_p += npp
+                    rows += 1
+    return rows
