@@ -327,6 +327,9 @@ def _shares(pieces, outcome, solve_us, ser) -> list[tuple[int, int, Tally]]:
 
 
 RATE_STEP = 8  # puzzles rated between two words of progress (a hard one takes seconds)
+RATE_SLOW = 5.0  # seconds: a step that took longer is followed by steps of one puzzle
+# (nested chains take up to the budget's tens of seconds a puzzle: eight of them would
+# keep the task silent past the stall timeout)
 
 
 def _rate(grids: np.ndarray, outcome, budget: int, offsets, data, trace: bool = False
@@ -349,9 +352,15 @@ def _rate(grids: np.ndarray, outcome, budget: int, offsets, data, trace: bool = 
         solutions = _wrong_solution(solutions, todo, spec.partition(":")[2], offsets, data)
     budget = budget or rate.DEFAULT_BUDGET
     ok_code = rate.STATUS_NAMES.index("ok")
-    for at in range(0, len(todo), RATE_STEP):
-        rows = todo[at:at + RATE_STEP]
+    at = 0
+    step = RATE_STEP
+    while at < len(todo):
+        rows = todo[at:at + step]
+        at += len(rows)
+        began = time.monotonic()
         got = rate.rate_grids(grids[rows], solutions[rows], budget, paths=trace)
+        if time.monotonic() - began > RATE_SLOW:
+            step = 1
         ok = got.status == ok_code
         done = rows[ok]
         er[done], ep[done], ed[done] = got.er[ok], got.ep[ok], got.ed[ok]

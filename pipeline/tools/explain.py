@@ -104,6 +104,14 @@ def draw(cells: list[int]) -> str:
     return "\n".join(lines)
 
 
+def not_rated(rated: str, reached: float, steps: bool) -> str:
+    """The line of a puzzle the rater did not rate (`budget` or `beyond`)."""
+    came = ("the steps above are as far as the rater came" if steps else
+            "no step: the first one needs a technique past the rater's ladder"
+            if rated == "beyond" else "no step within the budget")
+    return f"not rated: {rated} (reached {reached:.1f}); {came}"
+
+
 def explain_one(puzzle: np.ndarray, board: int | None, fmt: str, budget: int,
                 one: bool = True) -> int:
     """Explain one encoded puzzle (u1[81]); the exit code (1 unless it has one solution).
@@ -166,10 +174,7 @@ def explain_one(puzzle: np.ndarray, board: int | None, fmt: str, budget: int,
         click.echo(f"ER {er:.1f} ({set_by(er)}), EP {ep:.1f} ({set_by(ep)}), "
                    f"ED {ed:.1f} ({set_by(ed)})")
     else:
-        came = ("the steps above are as far as the rater came" if steps else
-                "no step: the first one needs a technique past the rater's ladder"
-                if rated == "beyond" else "no step within the budget")
-        click.echo(f"not rated: {rated} (reached {got.reached[0] / 10:.1f}); {came}")
+        click.echo(not_rated(rated, float(got.reached[0]) / 10, bool(steps)))
     return 0
 
 

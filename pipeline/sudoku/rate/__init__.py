@@ -58,7 +58,7 @@ class RateResult:
     """Per puzzle: ER, EP, ED in tenths (0 unless ok), the technique that set ER, the
     path's length, the status (index into STATUS_NAMES) and `reached`: with `budget`, the
     hardest step taken before the budget ran out; with `beyond`, the rating from which the
-    techniques we lack start (10.0: nested multiple forcing chains), or the hardest
+    techniques we lack start (10.5: nested dynamic forcing chains), or the hardest
     step taken if that is more: serate's ER is at least that. `paths` (when asked for):
     each puzzle's steps, as far as they went."""
 
@@ -203,8 +203,9 @@ _ASSUMING = ("Nishio Forcing Chains", "Cell Forcing Chains", "Region Forcing Cha
              "Dynamic Cell Forcing Chains", "Dynamic Region Forcing Chains",
              "Dynamic Contradiction Forcing Chains (+)", "Dynamic Double Forcing Chains (+)",
              "Dynamic Cell Forcing Chains (+)", "Dynamic Region Forcing Chains (+)",
-             *(f"Dynamic {kind} Forcing Chains (+ Forcing Chains)"
-               for kind in ("Contradiction", "Double", "Cell", "Region")))
+             *(f"Dynamic {kind} Forcing Chains (+ {inner}Forcing Chains)"
+               for inner in ("", "Multiple ") for kind in ("Contradiction", "Double", "Cell",
+                                                           "Region")))
 
 
 def _assuming(name: str, info, placements, eliminations) -> str:

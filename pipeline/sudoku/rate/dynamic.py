@@ -1,6 +1,6 @@
 """Chains that follow an assumption through the whole grid (7.5 and up): serate's Nishio,
 multiple (cell and region) and dynamic forcing chains, dynamic forcing chains (+), and
-nested ones, dynamic forcing chains (+ Forcing Chains).
+nested ones, dynamic forcing chains (+ Forcing Chains) and (+ Multiple Forcing Chains).
 
 An assumption (a candidate on, or off) starts a run: breadth first, every pending on
 before the next off,
@@ -15,7 +15,8 @@ dynamic chains). A run stops at its first contradiction: a candidate both on and
 a run of chains (+), when nothing is pending, plus.py's rules (intersections, pairs,
 X-Wings) on the run's grid may take more candidates off, and the run goes on; in a run of
 nested chains, when those rules find nothing, what every cycle and forcing chain on the
-run's grid removes (nested.py).
+run's grid removes, and (+ Multiple) when those find nothing either, what every cell and
+region forcing chain removes (nested.py).
 
 A node's parents are what implied it and, in a run that changes the grid, the offs that
 left its cell or house single. A conclusion's complexity is the number of distinct nodes
@@ -31,7 +32,8 @@ the nested chains behind it; it rates base + serate's increment for that (chains
     dynamic   8.5   cells of 2+ candidates         the same, contradictions, and what a
                                                    candidate on and off both imply (double)
     (+)       9.0   as dynamic                     as dynamic
-    nested    9.5   as dynamic                     as dynamic
+    (+ FC)    9.5   as dynamic                     as dynamic
+    (+ MFC)  10.0   as dynamic                     as dynamic
 
 The step is the least complex conclusion of the first kind that has one; ties go to the
 kind serate sorts first (double, cell, region, contradiction), then to the first met
@@ -71,6 +73,10 @@ from pipeline.sudoku.rate.techniques import (
     T_NEST2_CONTRADICTION_FC,
     T_NEST2_DOUBLE_FC,
     T_NEST2_REGION_FC,
+    T_NEST3_CELL_FC,
+    T_NEST3_CONTRADICTION_FC,
+    T_NEST3_DOUBLE_FC,
+    T_NEST3_REGION_FC,
     T_NISHIO,
     T_PLUS_CELL_FC,
     T_PLUS_CONTRADICTION_FC,
@@ -80,15 +86,17 @@ from pipeline.sudoku.rate.techniques import (
     TECH,
 )
 
-NISHIO, MULTIPLE, DYNAMIC, PLUS, NEST2 = 0, 1, 2, 3, 4
-BASE = np.array([75, 80, 85, 90, 95], np.int64)
+NISHIO, MULTIPLE, DYNAMIC, PLUS, NEST2, NEST3 = 0, 1, 2, 3, 4, 5
+BASE = np.array([75, 80, 85, 90, 95, 100], np.int64)
 # each kind's techniques: contradiction, double, cell, region
 KIND_TECH = np.array([[T_NISHIO, 0, 0, 0], [0, 0, T_CELL_FC, T_REGION_FC],
                       [T_DYN_CONTRADICTION_FC, T_DYN_DOUBLE_FC, T_DYN_CELL_FC, T_DYN_REGION_FC],
                       [T_PLUS_CONTRADICTION_FC, T_PLUS_DOUBLE_FC, T_PLUS_CELL_FC,
                        T_PLUS_REGION_FC],
                       [T_NEST2_CONTRADICTION_FC, T_NEST2_DOUBLE_FC, T_NEST2_CELL_FC,
-                       T_NEST2_REGION_FC]], np.int64)
+                       T_NEST2_REGION_FC],
+                      [T_NEST3_CONTRADICTION_FC, T_NEST3_DOUBLE_FC, T_NEST3_CELL_FC,
+                       T_NEST3_REGION_FC]], np.int64)
 # serate's sort keys of the conclusions, its order among equally complex ones
 DOUBLE, CELL, REGION, CONTRADICTION = 1, 5, 6, 7
 # A run's record lives in a slot: slot cell * 9 + digit the run from that candidate on,
@@ -96,7 +104,8 @@ DOUBLE, CELL, REGION, CONTRADICTION = 1, 5, 6, 7
 # its houses'); OFF_SLOT the run from a candidate off.
 OFF_SLOT = 81 * 9
 SLOTS = OFF_SLOT + 1
-NESTED_EFFORT = 100  # effort units of a nested look (about as long as 100 chain searches)
+NESTED_EFFORT = 100  # effort units of a nested look (about as long as 100 chain searches);
+# a look for multiple chains counts ten times that
 WORDS = (NODES + 63) // 64
 MAXPAR = 16  # a node's parents: what implied it and up to 8 offs that made it single, or
 # the up to 14 offs a (+) rule's pattern needs (plus.py)
@@ -289,14 +298,17 @@ def run(W, cand, slot, start, dynamic, y, lvl):
                     add(W, slot, q, W.adv[i, 2:], W.adv[i, 1])
                     qoff[toff] = q
                     toff += 1
-            if found == 0 and lvl >= 2:  # serate goes on to the next rule only on nothing
-                W.effort[0] += NESTED_EFFORT
-                for i in range(nested_look(W.nest, W.val, cand, g, W.n, W.nout, W.noutp)):
+            for rule in range(lvl - 1 if found == 0 else 0):  # (the next rule only on nothing)
+                W.effort[0] += NESTED_EFFORT * (1 + 9 * rule)
+                found = nested_look(W.nest, W.val, cand, g, W.n, W.nout, W.noutp, rule)
+                for i in range(found):
                     q = W.nout[i, 0]
                     if not reached(W, slot, q):
                         add_nested(W, slot, q, W.nout[i, 2], W.nout[i, 1], W.nout[i, 3])
                         qoff[toff] = q
                         toff += 1
+                if found:
+                    break
             if hoff == toff:
                 break
         if hon < ton:
@@ -562,7 +574,7 @@ def offer_best(W, cand, H, mode):
 def assumptions(val, cand, H, W):
     """The step of the first of Nishio, multiple and dynamic chains that has one, in H;
     False when none does. W: new_work's, reused from step to step."""
-    for mode in (NISHIO, MULTIPLE, DYNAMIC, PLUS, NEST2):
+    for mode in (NISHIO, MULTIPLE, DYNAMIC, PLUS, NEST2, NEST3):
         if chains_of(W, val, cand, mode):
             offer_best(W, cand, H, mode)
             return True

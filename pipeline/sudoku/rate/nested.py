@@ -1,9 +1,9 @@
-"""The forcing chains a run of nested chains (9.5 and up) looks for on its own grid:
-serate's Dynamic Forcing Chains (+ Forcing Chains).
+"""The chains a run of nested chains looks for on its own grid: serate's Dynamic Forcing
+Chains (+ Forcing Chains), 9.5 and up, and (+ Multiple Forcing Chains), 10.0 and up.
 
 A run of these chains (dynamic.py) that has nothing left to follow and finds nothing by
-plus.py's rules looks at the grid as the run has left it (g) for every cycle and forcing
-chain of chains.py's kinds (X links only, Y only, both), each a *hint*:
+plus.py's rules looks at the grid as the run has left it (g), first (`look`) for every
+cycle and forcing chain of chains.py's kinds (X links only, Y only, both), each a *hint*:
 
     cycle           from each candidate on, every loop back to it (chains.loops) that
                     removes something (chains.py's rule)
@@ -12,10 +12,14 @@ chain of chains.py's kinds (X links only, Y only, both), each a *hint*:
                     digits go)
 
 in serate's order: the kinds X, Y, XY; cells in order, digits in order; a candidate's
-cycles as met, then its chains from on and from off. The hints are sorted, stably, by
+cycles as met, then its chains from on and from off. Then, for (+ Multiple Forcing Chains)
+and only when that look gave nothing (`multiple_look`), every cell and region forcing
+chain on g as it is (static runs, as dynamic.py's multiple chains: cells of three digits
+or more, each digit's regions where the cell is its first place, then the cell's own; a
+hint's complexity the nodes of its chains, summed). A look's hints are sorted, stably, by
 rating (as serate's double: the base plus 0.1 added once per length step, so that 6.6 +
-0.1 goes before 6.5 + 0.2), then complexity (the chain's nodes), then kind (X, Y, XY);
-of hints removing the same candidates only the first is kept. A hint counts only when the
+0.1 goes before 6.5 + 0.2), then complexity, then kind (X, Y, XY, cell, region); of hints
+removing the same candidates only the first is kept. A hint counts only when the
 run's offs made it: its parents are the candidates of the step's grid (cand) gone from g
 that its links need,
 
@@ -26,6 +30,9 @@ that its links need,
     an off met from an on of its cell     the cell's other digits gone
     an off met from a peer                the digit's places gone from the first house
                                           (box, row, column) the two share
+    (cell and region chains:)
+    each chain's assumption               its cell's other digits gone (a cell's), the
+                                          digit's places gone from the region (a region's)
 
 Each of its removals becomes an off of the run with those parents, carrying the hint (its
 complexity is added once to any conclusion that needs it: `key` tells equal chains
@@ -41,12 +48,20 @@ from collections import namedtuple
 import numpy as np
 
 from pipeline import compiled
-from pipeline.sudoku.rate.board import CELL_HOUSES, HOUSE_CELLS, PEERS, POP9, lowbit
+from pipeline.sudoku.rate.board import (
+    CELL_HOUSES,
+    HOUSE_CELLS,
+    PEERS,
+    PEERS_IN_ORDER,
+    POP9,
+    lowbit,
+)
 from pipeline.sudoku.rate.chains import NODES, bfs, build_links, loops
 
 MAXH = 1 << 14  # hints of one look
 POOL = 1 << 20  # their paths' nodes
 TABLE = 1 << 17  # the distinct hints of a kind of chains' pass (nested ids)
+WORDS = (NODES + 63) // 64
 
 # Per look: links (chains.build_links's, of g), the searches' scratch (parent .. mark),
 # hints (diff, cx, sk, key, rh: removal set's hash; po/pn their path in path[]; ro/rn their
@@ -54,7 +69,8 @@ TABLE = 1 << 17  # the distinct hints of a kind of chains' pass (nested ids)
 # hints' complexities (tcx) and keys (tkey, index tix), tcount; over: a pool ran out.
 Nested = namedtuple("Nested", "links parent depth queue seen qn qp qd closers back mark "
                               "forw bck diff cx sk key rh po pn ro rn path rem nh np nr "
-                              "kept kmark tcx tkey tix tcount over pp rc rm tmp hseen hmark emark")
+                              "kept kmark tcx tkey tix tcount over pp rc rm tmp hseen hmark emark "
+                              "hk seg shas sorder scount spar smade sgen sqon sqoff sl")
 
 
 @compiled.helper()
@@ -76,7 +92,12 @@ def new_nested():
                   np.full(2 * TABLE, -1, np.int64), np.zeros(1, np.int64),
                   np.zeros(1, np.int64), np.zeros(NODES, np.int64), np.zeros(81, np.int64),
                   np.zeros(81, np.int64), np.zeros(MAXH, np.int64), np.zeros(2 * MAXH, np.int64),
-                  np.zeros(2 * MAXH + 1, np.int64), np.zeros(NODES + 1, np.int64))
+                  np.zeros(2 * MAXH + 1, np.int64), np.zeros(NODES + 1, np.int64),
+                  np.zeros(MAXH, np.int64), np.zeros(1 << 13, np.int64),
+                  np.zeros((729, WORDS), np.int64), np.zeros((729, NODES), np.int16),
+                  np.zeros(729, np.int64), np.zeros((729, NODES), np.int16),
+                  np.zeros(729, np.int64), np.zeros(1, np.int64), np.zeros(NODES, np.int64),
+                  np.zeros(NODES, np.int64), np.zeros(9, np.int64))
 
 
 @compiled.helper(inline="always")
@@ -103,13 +124,16 @@ def java_rating(base, nodes):
 
 
 @compiled.helper()
-def record(N, diff, cx, sk, nodes, nn, rc, rm, nr):
-    """A hint: its rating, complexity, kind, path (nodes[:nn], target first) and removals
-    (cells rc[:nr] with digits rm[:nr], in the order serate's map got them)."""
+def record(N, diff, cx, sk, nodes, nn, rc, rm, nr, kind):
+    """A hint: its rating, complexity, kind, path and removals (cells rc[:nr] with digits
+    rm[:nr], in the order serate's map got them). kind -1: a cycle or forcing chain, its
+    path nodes[:nn] (target first); 1 a cell's, 2 + h a region's (house h) chains, nodes[:nn]
+    their paths one after the other, each its length and then its nodes."""
     i = N.nh[0]
     if i >= MAXH or N.np[0] + nn > POOL or N.nr[0] + nr > POOL:
         N.over[0] = 1
         return
+    N.hk[i] = kind
     N.diff[i] = diff
     N.cx[i] = cx
     N.sk[i] = sk
@@ -217,7 +241,7 @@ def look(N, val, cand, g, n):
                     if nr:
                         cx = nn - 1
                         record(N, java_rating(7.0 if kind == 2 else 6.5, cx), cx, sk, nodes,
-                               nn, rc, rm, nr)
+                               nn, rc, rm, nr, -1)
                 if not use_x:
                     continue
                 for on in (1, 0):
@@ -236,7 +260,197 @@ def look(N, val, cand, g, n):
                     rc[0] = c
                     rm[0] = (1 << d) if on else (g[c] & ~(1 << d))
                     record(N, java_rating(7.0 if kind == 2 else 6.6, nn), nn, sk, nodes, nn,
-                           rc, rm, 1)
+                           rc, rm, 1, -1)
+
+
+@compiled.helper(inline="always")
+def s_reached(N, slot, node):
+    return (N.shas[slot, node >> 6] >> (node & 63)) & 1
+
+
+@compiled.helper(inline="always")
+def s_add(N, slot, node, parent):
+    N.sorder[slot, N.scount[slot]] = node
+    N.scount[slot] += 1
+    N.shas[slot, node >> 6] |= np.int64(1) << (node & 63)
+    N.spar[slot, node] = parent
+
+
+@compiled.helper()
+def static_run(N, g, n, c0, d0):
+    """The run from candidate d0 of cell c0 on, on the grid g as it is (serate's multiple
+    forcing chains: every pending on before the next off, Y and X links, stopped at its
+    first contradiction), in slot c0 * 9 + d0 unless made in this look; the slot."""
+    slot = c0 * 9 + d0
+    if N.smade[slot] == N.sgen[0]:
+        return slot
+    N.smade[slot] = N.sgen[0]
+    for w in range(WORDS):
+        N.shas[slot, w] = 0
+    N.scount[slot] = 0
+    start = (slot << 1) | 1
+    s_add(N, slot, start, -1)
+    qon, qoff = N.sqon, N.sqoff
+    qon[0] = start
+    hon = hoff = toff = 0
+    ton = 1
+    while hon < ton or hoff < toff:
+        if hon < ton:
+            p = qon[hon]
+            hon += 1
+            c = (p >> 1) // 9
+            d = (p >> 1) % 9
+            x = g[c] & ~(1 << d)
+            while x:  # the cell's other digits, then the digit's peers (box, row, column)
+                q = (c * 9 + lowbit(x)) << 1
+                x &= x - 1
+                if s_reached(N, slot, q | 1):
+                    return slot
+                if not s_reached(N, slot, q):
+                    s_add(N, slot, q, p)
+                    qoff[toff] = q
+                    toff += 1
+            for k in range(20):
+                o = PEERS_IN_ORDER[c, k]
+                if (g[o] >> d) & 1:
+                    q = (o * 9 + d) << 1
+                    if s_reached(N, slot, q | 1):
+                        return slot
+                    if not s_reached(N, slot, q):
+                        s_add(N, slot, q, p)
+                        qoff[toff] = q
+                        toff += 1
+            continue
+        p = qoff[hoff]
+        hoff += 1
+        c = (p >> 1) // 9
+        d = (p >> 1) % 9
+        if POP9[g[c]] == 2:  # a bivalue cell's other digit
+            q = (((c * 9 + lowbit(g[c] & ~(1 << d))) << 1) | 1)
+            if s_reached(N, slot, q ^ 1):
+                return slot
+            if not s_reached(N, slot, q):
+                s_add(N, slot, q, p)
+                qon[ton] = q
+                ton += 1
+        for which in (2, 0, 1):  # a house's other place (box, row, column)
+            h = CELL_HOUSES[c, which]
+            if n[d, h] != 2:
+                continue
+            for k in range(9):
+                o = HOUSE_CELLS[h, k]
+                if o != c and (g[o] >> d) & 1:
+                    q = ((o * 9 + d) << 1) | 1
+                    if s_reached(N, slot, q ^ 1):
+                        return slot
+                    if not s_reached(N, slot, q):
+                        s_add(N, slot, q, p)
+                        qon[ton] = q
+                        ton += 1
+    return slot
+
+
+@compiled.helper()
+def s_behind(N, slot, node, seg, at):
+    """The chain to node in slot's run (node first, the assumption last) written to
+    seg[at + 1:] after its length at seg[at]; the length."""
+    nn = 0
+    e = node
+    while e >= 0:
+        seg[at + 1 + nn] = e
+        nn += 1
+        e = N.spar[slot, e]
+    seg[at] = nn
+    return nn
+
+
+@compiled.helper()
+def common_hints(N, g, first, n, kind, rc, rm):
+    """A hint for each node the run in slot `first` and the runs in slots N.sl[:n] all
+    reach, in first's order (ons, then offs): a cell's (kind 1) or a region's (2 + h)
+    forcing chains, their complexity the chains' nodes summed."""
+    seg = N.seg
+    for on in (1, 0):
+        for i in range(N.scount[first]):
+            q = N.sorder[first, i]
+            if (q & 1) != on:
+                continue
+            everywhere = True
+            for k in range(n):
+                if not s_reached(N, N.sl[k], q):
+                    everywhere = False
+                    break
+            if not everywhere:
+                continue
+            c = (q >> 1) // 9
+            bit = 1 << ((q >> 1) % 9)
+            rc[0] = c
+            rm[0] = (g[c] & ~bit) if on else bit
+            if rm[0] == 0:
+                continue  # nothing to remove: not worth a hint
+            at = 0
+            cx = 0
+            for k in range(-1, n):
+                slot = first if k < 0 else N.sl[k]
+                if at + NODES + 1 > seg.shape[0]:
+                    N.over[0] = 1
+                    return
+                nn = s_behind(N, slot, q, seg, at)
+                cx += nn
+                at += nn + 1
+            record(N, java_rating(8.0, cx), cx, 5 if kind == 1 else 6, seg, at, rc, rm, 1,
+                   kind)
+
+
+@compiled.helper()
+def multiple_look(N, val, cand, g, n):
+    """Every cell and region forcing chain (serate's multiple forcing chains, the grid as
+    it is) on the run's grid g, recorded in N (serate's order, before sorting): cells of
+    three digits or more; each digit's regions where the cell is its first place, then the
+    cell's own."""
+    N.nh[0] = 0
+    N.np[0] = 0
+    N.nr[0] = 0
+    N.sgen[0] += 1
+    rc = N.rc
+    rm = N.rm
+    for c in range(81):
+        if val[c] != 0 or POP9[g[c]] < 3:
+            continue
+        first = -1
+        x = g[c]
+        while x:
+            d = lowbit(x)
+            x &= x - 1
+            if first < 0:
+                first = d
+            static_run(N, g, n, c, d)
+            for which in (2, 0, 1):
+                h = CELL_HOUSES[c, which]
+                places = 0
+                lead = -1
+                for k in range(9):
+                    o = HOUSE_CELLS[h, k]
+                    if (g[o] >> d) & 1:
+                        if lead < 0:
+                            lead = o
+                        places += 1
+                if places < 2 or lead != c:
+                    continue
+                m = 0
+                for k in range(9):
+                    o = HOUSE_CELLS[h, k]
+                    if o != c and (g[o] >> d) & 1:
+                        N.sl[m] = static_run(N, g, n, o, d)
+                        m += 1
+                common_hints(N, g, c * 9 + d, m, 2 + h, rc, rm)
+        m = 0
+        x = g[c] & ~(1 << first)
+        while x:
+            N.sl[m] = static_run(N, g, n, c, lowbit(x))
+            x &= x - 1
+            m += 1
+        common_hints(N, g, c * 9 + first, m, 1, rc, rm)
 
 
 @compiled.helper(inline="always")
@@ -272,10 +486,28 @@ def add_parent(N, npp, node):
 @compiled.helper()
 def parents_of(N, cand, g, n, i):
     """Hint i's parents (the offs of the run its links need) into N.pp; their number."""
-    N.kmark[NODES] += 1
+    N.kmark[NODES] += 1  # (a parent once)
+    if N.hk[i] < 0:
+        return path_parents(N, cand, g, n, N.po[i], N.pn[i], 0)
     npp = 0
-    po = N.po[i]
-    nn = N.pn[i]
+    at = N.po[i]
+    end = at + N.pn[i]
+    while at < end:  # each chain of a cell's or region's: its assumption's cause too
+        nn = N.path[at]
+        npp = path_parents(N, cand, g, n, at + 1, nn, npp)
+        root = N.path[at + nn]
+        if N.hk[i] == 1:
+            npp = gone_of_cell(N, cand, g, (root >> 1) // 9, npp)
+        else:
+            npp = gone_of_house(N, cand, g, N.hk[i] - 2, (root >> 1) % 9, npp)
+        at += nn + 1
+    return npp
+
+
+@compiled.helper()
+def path_parents(N, cand, g, n, po, nn, npp):
+    """Add the parents of the chain N.path[po:po + nn] (target first, its assumption
+    last) to N.pp[:npp]; their number now."""
     cycle = N.path[po] == N.path[po + nn - 1]
     for k in range(nn - 1):  # the root (an assumption) has no cause
         q = N.path[po + k]
@@ -381,11 +613,15 @@ def sort_hints(N, nh):
 
 
 @compiled.helper()
-def nested_look(N, val, cand, g, n, out, outp):
-    """The offs the forcing chains on g give the run: rows of out (node, parents' count,
-    offset of the parents in outp, pass id of the hint), as serate adds them (a node of
-    an earlier row is not repeated); their number."""
-    look(N, val, cand, g, n)
+def nested_look(N, val, cand, g, n, out, outp, rule):
+    """The offs the forcing chains (rule 0) or the multiple forcing chains (rule 1) on g
+    give the run: rows of out (node, parents' count, offset of the parents in outp, pass
+    id of the hint), as serate adds them (a node of an earlier row is not repeated); their
+    number."""
+    if rule == 0:
+        look(N, val, cand, g, n)
+    else:
+        multiple_look(N, val, cand, g, n)
     nh = N.nh[0]
     if nh == 0:
         return 0

@@ -57,6 +57,10 @@ TECHNIQUES = (
     "Dynamic Double Forcing Chains (+ Forcing Chains)",
     "Dynamic Cell Forcing Chains (+ Forcing Chains)",
     "Dynamic Region Forcing Chains (+ Forcing Chains)",
+    "Dynamic Contradiction Forcing Chains (+ Multiple Forcing Chains)",
+    "Dynamic Double Forcing Chains (+ Multiple Forcing Chains)",
+    "Dynamic Cell Forcing Chains (+ Multiple Forcing Chains)",
+    "Dynamic Region Forcing Chains (+ Multiple Forcing Chains)",
 )
 (T_HIDDEN_SINGLE, T_DIRECT_POINTING, T_DIRECT_CLAIMING, T_DIRECT_HIDDEN_PAIR, T_NAKED_SINGLE,
  T_DIRECT_HIDDEN_TRIPLET, T_POINTING, T_CLAIMING, T_NAKED_PAIR, T_X_WING, T_HIDDEN_PAIR,
@@ -66,7 +70,8 @@ TECHNIQUES = (
  T_FORCING_CHAIN, T_NISHIO, T_CELL_FC, T_REGION_FC, T_DYN_CONTRADICTION_FC, T_DYN_DOUBLE_FC,
  T_DYN_CELL_FC, T_DYN_REGION_FC, T_ATE, T_PLUS_CONTRADICTION_FC, T_PLUS_DOUBLE_FC,
  T_PLUS_CELL_FC, T_PLUS_REGION_FC, T_NEST2_CONTRADICTION_FC, T_NEST2_DOUBLE_FC, T_NEST2_CELL_FC,
- T_NEST2_REGION_FC) = range(1, len(TECHNIQUES))
+ T_NEST2_REGION_FC, T_NEST3_CONTRADICTION_FC, T_NEST3_DOUBLE_FC, T_NEST3_CELL_FC,
+ T_NEST3_REGION_FC) = range(1, len(TECHNIQUES))
 
 TECH, RATING, PCELL, PDIG, NELIM, INFO, ELIMS = 0, 1, 2, 3, 4, 5, 16
 # the chains' base ratings (tenths), to which serate adds 0.1 for each length increment
@@ -79,6 +84,7 @@ CHAIN_BASE[[T_CELL_FC, T_REGION_FC]] = 80
 CHAIN_BASE[[T_DYN_CONTRADICTION_FC, T_DYN_DOUBLE_FC, T_DYN_CELL_FC, T_DYN_REGION_FC]] = 85
 CHAIN_BASE[[T_PLUS_CONTRADICTION_FC, T_PLUS_DOUBLE_FC, T_PLUS_CELL_FC, T_PLUS_REGION_FC]] = 90
 CHAIN_BASE[[T_NEST2_CONTRADICTION_FC, T_NEST2_DOUBLE_FC, T_NEST2_CELL_FC, T_NEST2_REGION_FC]] = 95
+CHAIN_BASE[[T_NEST3_CONTRADICTION_FC, T_NEST3_DOUBLE_FC, T_NEST3_CELL_FC, T_NEST3_REGION_FC]] = 100
 HINT_SIZE = ELIMS + 729
 NO_HINT = 10000  # H[RATING] while nothing was offered
 NAKED_TECH = np.array([0, 0, T_NAKED_PAIR, T_NAKED_TRIPLET, T_NAKED_QUAD], np.int64)

@@ -1,5 +1,6 @@
-"""rate/nested.py: the cycles and forcing chains a run of nested chains looks for on its
-grid, against the rater's own Forcing Chains step and the rule of their parents. (The
+"""rate/nested.py: the cycles, forcing chains and multiple forcing chains a run of nested
+chains looks for on its grid, against the rater's own Forcing Chains step and the rule of
+their parents. (The
 whole paths that take nested chains are serate's: test_rate.py, nested.jsonl.)"""
 
 from __future__ import annotations
@@ -86,7 +87,8 @@ def test_there_are_enough_cases():
 @settings(max_examples=15, deadline=None)
 @given(st.integers(0, max(len(CASES) - 1, 0)), st.integers(0, 2**32 - 1),
        st.floats(0.0, 0.3))
-def test_a_look_gives_only_what_the_run_made(i, seed, drop):
+@pytest.mark.parametrize("rule", [0, 1])  # forcing chains, multiple forcing chains
+def test_a_look_gives_only_what_the_run_made(rule, i, seed, drop):
     """On the step's own grid every hint holds without a run: nothing. With some
     candidates gone (a run's offs), each off given is a candidate left, once, and its
     parents are candidates the run took, at least one."""
@@ -94,14 +96,14 @@ def test_a_look_gives_only_what_the_run_made(i, seed, drop):
     N = nested.new_nested()
     out = np.zeros((1458, 4), np.int64)
     outp = np.zeros(1 << 16, np.int64)
-    assert nested.nested_look(N, val, cand, cand, _counts(cand), out, outp) == 0
+    assert nested.nested_look(N, val, cand, cand, _counts(cand), out, outp, rule) == 0
     rng = np.random.default_rng(seed)
     g = cand.copy()
     for c in range(81):
         for d in range(9):
             if g[c] >> d & 1 and g[c] & ~(1 << d) and rng.random() < drop:
                 g[c] &= ~(1 << d)
-    rows = nested.nested_look(N, val, cand, g, _counts(g), out, outp)
+    rows = nested.nested_look(N, val, cand, g, _counts(g), out, outp, rule)
     nodes = [int(out[r, 0]) for r in range(rows)]
     assert len(set(nodes)) == rows and not N.over[0]
     for r in range(rows):
