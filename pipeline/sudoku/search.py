@@ -249,6 +249,8 @@ def generate(count: int, clues: int | None = None, min_clues: int | None = None,
 
 
 RATE_STEP = 64  # candidates rated at a time, so that rating stops when enough are found
+RATE_BUDGET = 500_000  # effort units a candidate may take: every public puzzle up to SER 9.x
+# fits in 200,000 (rate.DEFAULT_BUDGET also fits nested chains, seconds a puzzle)
 
 
 def _in_bands(puzzles, solutions, where, bands, need: int) -> tuple[np.ndarray, np.ndarray]:
@@ -259,7 +261,7 @@ def _in_bands(puzzles, solutions, where, bands, need: int) -> tuple[np.ndarray, 
     kept, ratings = [], []
     for at in range(0, len(where), RATE_STEP):
         rows = where[at:at + RATE_STEP]
-        got = rate.rate_grids(puzzles[rows], solutions[rows])
+        got = rate.rate_grids(puzzles[rows], solutions[rows], RATE_BUDGET)
         ok = got.status == 0
         for values, band in zip((got.er, got.ep, got.ed), bands, strict=True):
             if band is not None:

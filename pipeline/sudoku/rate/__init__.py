@@ -46,11 +46,11 @@ __all__ = ["DEFAULT_BUDGET", "STATUS_NAMES", "TECHNIQUES", "RateResult", "Step",
 # to about 3 000, one with dynamic chains (each candidate on and off, and each place of a
 # digit in its houses) a few thousand more, one with chains (+) several times that; the
 # held-out top1465 puzzles (SER up to 9.x) all fit in 100 000, the public puzzles that
-# need chains (+) (tests' plus.jsonl) in 200 000. Forum hardest 1106, each of its 372
-# puzzles that need nested chains rated until done or beyond: all fit in 2^21 (2.1
-# million; 7 of the 99 it rates need more than 2^20, the slowest 5.2 s), the 273 beyond
-# in 2^20. The default leaves more than twice that.
-DEFAULT_BUDGET = 5_000_000
+# need chains (+) (tests' plus.jsonl) in 200 000. Forum hardest 1106, its puzzles that
+# need nested chains rated until done or beyond (278 of its 372 measured: 241 rated, 37
+# beyond): all fit in 2^24 (16.8 million, about 6-9
+# s a puzzle on a busy core; 27 need more than 2^22). The default leaves three times that.
+DEFAULT_BUDGET = 50_000_000
 
 
 @dataclass
