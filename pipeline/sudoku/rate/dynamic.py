@@ -53,7 +53,14 @@ from collections import namedtuple
 import numpy as np
 
 from pipeline import compiled
-from pipeline.sudoku.rate.board import CELL_HOUSES, HOUSE_CELLS, PEERS_IN_ORDER, POP9, lowbit
+from pipeline.sudoku.rate.board import (
+    CELL_HOUSES,
+    HOUSE_CELLS,
+    PEERS_IN_ORDER,
+    POP9,
+    lowbit,
+    positions,
+)
 from pipeline.sudoku.rate.chains import NODES, length_add
 from pipeline.sudoku.rate.nested import nested_look, new_nested, reset_pass
 from pipeline.sudoku.rate.plus import plus
@@ -460,15 +467,8 @@ def houses(W, val, cand, c, d, mode):
     tech = KIND_TECH[mode, 3]
     for which in (2, 0, 1):
         h = CELL_HOUSES[c, which]
-        n = 0
-        first = -1
-        for k in range(9):
-            o = HOUSE_CELLS[h, k]
-            if (cand[o] >> d) & 1:
-                if first < 0:
-                    first = o
-                n += 1
-        if n < 2 or first != c:
+        places = positions(cand, h, d)
+        if POP9[places] < 2 or HOUSE_CELLS[h, lowbit(places)] != c:
             continue
         n = 0
         for k in range(9):

@@ -55,8 +55,9 @@ from pipeline.sudoku.rate.board import (
     PEERS_IN_ORDER,
     POP9,
     lowbit,
+    positions,
 )
-from pipeline.sudoku.rate.chains import NODES, bfs, build_links, loops
+from pipeline.sudoku.rate.chains import NODES, bfs, build_links, length_add, loops, serate_added
 
 MAXH = 1 << 14  # hints of one look
 POOL = 1 << 20  # their paths' nodes
@@ -112,15 +113,7 @@ def mix(x):
 def java_rating(base, nodes):
     """Serate's rating of a chain of `nodes` nodes as its double: base, plus 0.1 added once
     per length step (chains.length_add's steps)."""
-    added = 0.0
-    length = nodes - 2
-    ceil = 4
-    odd = False
-    while length > ceil:
-        added += 0.1
-        ceil = ceil * 4 // 3 if odd else ceil * 3 // 2
-        odd = not odd
-    return base + added
+    return base + serate_added(length_add(nodes))
 
 
 @compiled.helper()
@@ -427,15 +420,8 @@ def multiple_look(N, val, cand, g, n):
             static_run(N, g, n, c, d)
             for which in (2, 0, 1):
                 h = CELL_HOUSES[c, which]
-                places = 0
-                lead = -1
-                for k in range(9):
-                    o = HOUSE_CELLS[h, k]
-                    if (g[o] >> d) & 1:
-                        if lead < 0:
-                            lead = o
-                        places += 1
-                if places < 2 or lead != c:
+                places = positions(g, h, d)
+                if POP9[places] < 2 or HOUSE_CELLS[h, lowbit(places)] != c:
                     continue
                 m = 0
                 for k in range(9):

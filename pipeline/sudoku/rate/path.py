@@ -15,7 +15,7 @@ import numpy as np
 
 from pipeline import compiled
 from pipeline.sudoku.rate.board import place, setup
-from pipeline.sudoku.rate.chains import NODES, forcing_chains
+from pipeline.sudoku.rate.chains import NODES, forcing_chains, serate_added
 from pipeline.sudoku.rate.dynamic import assumptions, new_work
 from pipeline.sudoku.rate.techniques import (
     CHAIN_BASE,
@@ -60,10 +60,7 @@ def as_serate(tech, rating):
     base = CHAIN_BASE[tech]
     if base == 0:
         return rating / 10.0
-    added = 0.0
-    for _ in range(rating - base):
-        added += 0.1
-    return base / 10.0 + added
+    return base / 10.0 + serate_added(rating - base)
 
 
 @compiled.helper()
