@@ -50,7 +50,8 @@ MODE_ENV = "PIPELINE_KERNELS"  # "jit": never load the compiled module
 # (and this file's) make the digest.
 MODULES = ("sudoku.check", "sudoku.intrinsics", "sudoku.engine", "sudoku.grid",
            "sudoku.symmetry", "sudoku.canonical", "sudoku.rate.board", "sudoku.rate.techniques",
-           "sudoku.rate.chains", "sudoku.rate.plus", "sudoku.rate.dynamic", "sudoku.rate.path", "io.reader", "io.records", "io.classes")
+           "sudoku.rate.chains", "sudoku.rate.plus", "sudoku.rate.nested", "sudoku.rate.dynamic",
+           "sudoku.rate.path", "io.reader", "io.records", "io.classes")
 HERE = Path(__file__).resolve().parent
 
 
