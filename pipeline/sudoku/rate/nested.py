@@ -65,9 +65,12 @@ TABLE = 1 << 17  # the distinct hints of a kind of chains' pass (nested ids)
 WORDS = (NODES + 63) // 64
 
 # Per look: links (chains.build_links's, of g), the searches' scratch (parent .. mark),
-# hints (diff, cx, sk, key, rh: removal set's hash; po/pn their path in path[]; ro/rn their
-# removals in rem[] as cell << 9 | digits), sort/keep scratch; per pass: the distinct
-# hints' complexities (tcx) and keys (tkey, index tix), tcount; over: a pool ran out.
+# hints (diff, cx, sk, key, rh: removal set's hash; hk: record's kind; po/pn their path in
+# path[]; ro/rn their removals in rem[] as cell << 9 | digits), sort/keep scratch (kept,
+# tmp, hseen/hmark, emark), kmark the parents met; the static runs of multiple chains (shas
+# .. sqoff: per slot cell * 9 + digit the nodes reached, their order and parent, made in
+# look sgen), sl a list of slots, seg a hint's chains; per pass: the distinct hints'
+# complexities (tcx) and keys (tkey, index tix), tcount; over: a pool ran out.
 Nested = namedtuple("Nested", "links parent depth queue seen qn qp qd closers back mark "
                               "forw bck diff cx sk key rh po pn ro rn path rem nh np nr "
                               "kept kmark tcx tkey tix tcount over pp rc rm tmp hseen hmark emark "
