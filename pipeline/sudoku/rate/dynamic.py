@@ -117,6 +117,7 @@ WORDS = (NODES + 63) // 64
 MAXPAR = 16  # a node's parents: what implied it and up to 8 offs that made it single, or
 # the up to 14 offs a (+) rule's pattern needs (plus.py)
 XPOOL = 8192  # a run's parents of nested chains' offs (stored apart: they are many)
+NEEDS_NESTED = 2  # W.over: the nested chains' scratch is wanted (1: a pool ran out)
 
 
 # The runs' records and scratch: per slot, has a bit per node reached, order the nodes in
@@ -130,17 +131,19 @@ XPOOL = 8192  # a run's parents of nested chains' offs (stored apart: they are m
 # contradiction's candidate; effort the units. n[d, h]: how many cells of house h hold
 # candidate d in g (n0: in the grid as it stands), to find a house left with two places.
 # val: the step's placed cells; adv .. agen: plus.py's (chains (+)). Nested chains: xpar/xn
-# each run's pool of parents, tmark/cgen/nsum the nested chains counted for a conclusion
-# (tmark[id] == cgen: counted) and their sum, nout/noutp a look's offs and their parents,
+# each run's pool of parents, cgen/nsum the conclusion whose nested chains are counted
+# (nest.tmark[id] == cgen: counted) and their sum, nout/noutp a look's offs and their parents,
 # nest nested.py's scratch, over: a pool ran out (the rating would not be serate's).
 Work = namedtuple("Work", "has order count npar par made cx hits g n0 n qon qoff mk mkn one sl "
                           "vis stack gen best hit effort val adv rc rm pp occ gp lost amark agen "
-                          "xpar xn tmark cgen nsum nout noutp nest over")
+                          "xpar xn cgen nsum nout noutp nest over")
 
 
 @compiled.helper()
-def new_work(effort):
-    """The chains' records and scratch, for a kernel's whole call."""
+def new_work(effort, nested):
+    """The chains' records and scratch, for a kernel's whole call; with `nested`, nested
+    chains' too (else stand-ins: chains_of asks for them through W.over)."""
+    pool, outs = (XPOOL, 1 << 16) if nested else (1, 1)  # (no choice inside the call)
     return Work(np.zeros((SLOTS, WORDS), np.int64), np.empty((SLOTS, NODES), np.int16),
                 np.zeros(SLOTS, np.int64), np.empty((SLOTS, NODES), np.int8),
                 np.empty((SLOTS, NODES, MAXPAR), np.int16), np.zeros(SLOTS, np.int8),
@@ -154,10 +157,11 @@ def new_work(effort):
                 np.zeros((NODES, 2 + MAXPAR), np.int64), np.zeros(81, np.int64),
                 np.zeros(81, np.int64), np.zeros(MAXPAR, np.int64), np.zeros(9, np.int64),
                 np.zeros((9, 27), np.int64), np.zeros(27, np.int64), np.zeros(NODES, np.int64),
-                np.zeros(1, np.int64), np.empty((SLOTS, XPOOL), np.int16),
-                np.zeros(SLOTS, np.int64), np.zeros(1 << 17, np.int64), np.zeros(1, np.int64),
-                np.zeros(1, np.int64), np.zeros((NODES, 4), np.int64),
-                np.zeros(1 << 16, np.int64), new_nested(), np.zeros(1, np.int64))
+                np.zeros(1, np.int64), np.empty((SLOTS, pool), np.int16),
+                np.zeros(SLOTS, np.int64), np.zeros(1, np.int64),
+                np.zeros(1, np.int64), np.empty((NODES, 4), np.int64),
+                np.empty(outs, np.int64), new_nested(nested),
+                np.zeros(1, np.int64))
 
 
 @compiled.helper(inline="always")
@@ -195,8 +199,8 @@ def ancestors(W, slot, root, rpar, nr, gen, cap):
         m = npar[slot, n]
         if m < 0:  # a nested chain's off: its parents in the run's pool
             tid = par[slot, n, 3] | (np.int64(par[slot, n, 4]) << 15)
-            if W.tmark[tid] != W.cgen[0]:
-                W.tmark[tid] = W.cgen[0]
+            if W.nest.tmark[tid] != W.cgen[0]:
+                W.nest.tmark[tid] = W.cgen[0]
                 W.nsum[0] += W.nest.tcx[tid]
             at = par[slot, n, 0] | (np.int64(par[slot, n, 1]) << 15)
             for k in range(par[slot, n, 2]):
@@ -490,6 +494,9 @@ def chains_of(W, val, cand, mode):
     W.best[1] = 0
     W.made[:] = 0  # the runs of another kind (or grid) are not this one's
     if lvl >= 2:
+        if W.xpar.shape[1] < XPOOL:  # (stand-ins: the caller makes the real ones, rates again)
+            W.over[0] = NEEDS_NESTED
+            return False
         reset_pass(W.nest)
     for c in range(81):
         W.val[c] = val[c]

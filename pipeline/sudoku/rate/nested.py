@@ -70,38 +70,45 @@ WORDS = (NODES + 63) // 64
 # tmp, hseen/hmark, emark), kmark the parents met; the static runs of multiple chains (shas
 # .. sqoff: per slot cell * 9 + digit the nodes reached, their order and parent, made in
 # look sgen), sl a list of slots, seg a hint's chains; per pass: the distinct hints'
-# complexities (tcx) and keys (tkey, index tix), tcount; over: a pool ran out.
+# complexities (tcx) and keys (tkey, index tix), tcount, tmark (dynamic.py's: tmark[id] ==
+# W.cgen, counted for that conclusion); over: a pool ran out.
 Nested = namedtuple("Nested", "links parent depth queue seen qn qp qd closers back mark "
                               "forw bck diff cx sk key rh po pn ro rn path rem nh np nr "
                               "kept kmark tcx tkey tix tcount over pp rc rm tmp hseen hmark emark "
-                              "hk seg shas sorder scount spar smade sgen sqon sqoff sl")
+                              "hk seg shas sorder scount spar smade sgen sqon sqoff sl tmark")
 
 
 @compiled.helper()
-def new_nested():
-    """The nested look's scratch, for a kernel's whole call."""
-    return Nested(np.zeros((NODES, 30), np.int64), np.zeros(NODES, np.int64),
-                  np.zeros(NODES, np.int64), np.zeros(NODES, np.int64),
-                  np.zeros(NODES + 1, np.int64), np.zeros(NODES * 16, np.int32),
-                  np.zeros(NODES * 16, np.int32), np.zeros(NODES * 16, np.int32),
-                  np.zeros(4096, np.int64), np.zeros(NODES, np.int32),
-                  np.zeros(NODES + 1, np.int32), np.zeros(81, np.int64),
-                  np.zeros(81, np.int64), np.zeros(MAXH, np.float64), np.zeros(MAXH, np.int64),
-                  np.zeros(MAXH, np.int64), np.zeros(MAXH, np.int64), np.zeros(MAXH, np.int64),
-                  np.zeros(MAXH, np.int64), np.zeros(MAXH, np.int64), np.zeros(MAXH, np.int64),
-                  np.zeros(MAXH, np.int64), np.zeros(POOL, np.int16), np.zeros(POOL, np.int32),
-                  np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64),
-                  np.zeros(MAXH, np.int64), np.zeros(NODES + 1, np.int64),
-                  np.zeros(TABLE, np.int64), np.zeros(TABLE, np.int64),
-                  np.full(2 * TABLE, -1, np.int64), np.zeros(1, np.int64),
-                  np.zeros(1, np.int64), np.zeros(NODES, np.int64), np.zeros(81, np.int64),
-                  np.zeros(81, np.int64), np.zeros(MAXH, np.int64), np.zeros(2 * MAXH, np.int64),
-                  np.zeros(2 * MAXH + 1, np.int64), np.zeros(NODES + 1, np.int64),
-                  np.zeros(MAXH, np.int64), np.zeros(1 << 13, np.int64),
-                  np.zeros((729, WORDS), np.int64), np.zeros((729, NODES), np.int16),
-                  np.zeros(729, np.int64), np.zeros((729, NODES), np.int16),
-                  np.zeros(729, np.int64), np.zeros(1, np.int64), np.zeros(NODES, np.int64),
-                  np.zeros(NODES, np.int64), np.zeros(9, np.int64))
+def new_nested(big):
+    """The nested looks' scratch, or (big False) a stand-in of one-element arrays of the
+    same types: a kernel's call starts with that, and makes the real one only when a
+    puzzle needs nested chains (path.rate_all), for the scratch is megabytes. Of what is
+    read before written, the generation marks are zeroed and the pass's table emptied."""
+    e16, e32, e64 = np.int16, np.int32, np.int64
+    nodes, maxh, pool, table, slots, closers, seg = NODES, MAXH, POOL, TABLE, 729, 4096, 1 << 13
+    if not big:  # (no choice inside the call below: numba cannot compile that)
+        nodes, maxh, pool, table, slots, closers, seg = 1, 1, 1, 1, 1, 1, 1
+    N = Nested(np.empty((nodes, 30), e64), np.empty(nodes, e64), np.empty(nodes, e64),
+               np.empty(nodes, e64), np.zeros(nodes + 1, e64), np.empty(nodes * 16, e32),
+               np.empty(nodes * 16, e32), np.empty(nodes * 16, e32),
+               np.empty(closers, e64), np.empty(nodes, e32),
+               np.zeros(nodes + 1, e32), np.empty(81, e64), np.empty(81, e64),
+               np.empty(maxh, np.float64), np.empty(maxh, e64), np.empty(maxh, e64),
+               np.empty(maxh, e64), np.empty(maxh, e64), np.empty(maxh, e64),
+               np.empty(maxh, e64), np.empty(maxh, e64), np.empty(maxh, e64),
+               np.empty(pool, e16), np.empty(pool, e32), np.zeros(1, e64), np.zeros(1, e64),
+               np.zeros(1, e64), np.empty(maxh, e64), np.zeros(nodes + 1, e64),
+               np.empty(table, e64), np.empty(table, e64), np.empty(2 * table, e64),
+               np.zeros(1, e64), np.zeros(1, e64), np.empty(nodes, e64), np.empty(81, e64),
+               np.empty(81, e64), np.empty(maxh, e64), np.empty(2 * maxh, e64),
+               np.zeros(2 * maxh + 1, e64), np.zeros(nodes + 1, e64), np.empty(maxh, e64),
+               np.empty(seg, e64), np.empty((slots, WORDS), e64),
+               np.empty((slots, nodes), e16), np.zeros(slots, e64),
+               np.empty((slots, nodes), e16), np.zeros(slots, e64), np.zeros(1, e64),
+               np.empty(nodes, e64), np.empty(nodes, e64), np.empty(9, e64),
+               np.empty(table, e64))
+    reset_pass(N)
+    return N
 
 
 @compiled.helper(inline="always")
@@ -542,6 +549,7 @@ def table_id(N, key, cx):
     N.tcount[0] = t + 1
     N.tkey[t] = key
     N.tcx[t] = cx
+    N.tmark[t] = 0  # (counted for no conclusion yet: conclusions' marks start at 1)
     N.tix[j] = t
     return t
 

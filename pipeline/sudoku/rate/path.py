@@ -16,7 +16,7 @@ import numpy as np
 from pipeline import compiled
 from pipeline.sudoku.rate.board import place, setup
 from pipeline.sudoku.rate.chains import NODES, forcing_chains, serate_added
-from pipeline.sudoku.rate.dynamic import assumptions, new_work
+from pipeline.sudoku.rate.dynamic import NEEDS_NESTED, assumptions, new_work
 from pipeline.sudoku.rate.techniques import (
     CHAIN_BASE,
     ELIMS,
@@ -44,6 +44,7 @@ from pipeline.sudoku.rate.techniques import (
 
 OK, BUDGET, DISAGREES, INVALID, BEYOND = range(5)
 STATUS_NAMES = ("ok", "budget", "disagrees", "invalid", "beyond")
+AGAIN = len(STATUS_NAMES)  # (rate_all's own: rate this puzzle again, with nested chains)
 # Columns of the kernel's result matrix
 ER, EP, ED, TECHNIQUE, STEPS, STATUS, REACHED = range(7)
 FIRST_MISSING = 105  # the easiest rating of the techniques we lack (nested dynamic chains)
@@ -158,6 +159,9 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch
             out[STEPS] = steps
             return
         found = next_step(val, cand, bb, H, E, effort, scratch, links, W)
+        if W.over[0] == NEEDS_NESTED:  # (rate_all makes the nested chains' scratch)
+            out[STATUS] = AGAIN
+            return
         if W.over[0] or W.nest.over[0]:  # (a nested chain's pools ran out: past our bounds)
             W.over[0] = 0
             W.nest.over[0] = 0
@@ -236,17 +240,23 @@ def rate_all(puzzles, solutions, budget, out, t_step, t_event):
     # generations restart with each puzzle, so int32 holds them (one a search: the budget)
     scratch = np.zeros((5, NODES + 1), np.int32)
     links = np.zeros((NODES, 30), np.int16)  # the chains' links (chains.build_links)
-    W = new_work(effort)  # the chains from an assumption's records (dynamic.py)
+    # the chains from an assumption's records (dynamic.py), nested chains' made at the first
+    # puzzle that needs them (megabytes, most calls never do), which is then rated again
+    W = new_work(effort, False)
     record = t_step.shape[0] == puzzles.shape[0] and t_step.shape[1] > 0
     no_steps = np.zeros((0, STEP_WORDS), np.int32)
     no_events = np.zeros(0, np.int32)
     for i in range(puzzles.shape[0]):
-        if record:
-            rate_one(puzzles[i], solutions[i], budget, out[i], val, cand, bb, H, E, effort,
-                     scratch, links, W, t_step[i], t_event[i], True)
-        else:
-            rate_one(puzzles[i], solutions[i], budget, out[i], val, cand, bb, H, E, effort,
-                     scratch, links, W, no_steps, no_events, False)
+        for _ in range(2):
+            if record:
+                rate_one(puzzles[i], solutions[i], budget, out[i], val, cand, bb, H, E,
+                         effort, scratch, links, W, t_step[i], t_event[i], True)
+            else:
+                rate_one(puzzles[i], solutions[i], budget, out[i], val, cand, bb, H, E,
+                         effort, scratch, links, W, no_steps, no_events, False)
+            if out[i, STATUS] != AGAIN:
+                break
+            W = new_work(effort, True)
 
 
 @compiled.kernel("(readonly i8[::1], i8[::1]) -> b1")
@@ -267,4 +277,4 @@ def first_hint(cand, H):
     effort = np.zeros(1, np.int64)
     scratch = np.zeros((5, NODES + 1), np.int32)
     links = np.zeros((NODES, 30), np.int16)
-    return next_step(val, c2, bb, H, E, effort, scratch, links, new_work(effort))
+    return next_step(val, c2, bb, H, E, effort, scratch, links, new_work(effort, True))

@@ -62,7 +62,7 @@ def test_the_first_hint_of_a_look_is_the_forcing_chains_step(case):
     the step the rater's Forcing Chains takes there (chains.py, serate's on every recorded
     path): the same rating and the same removals."""
     _, _, step, val, cand = case
-    N = nested.new_nested()
+    N = nested.new_nested(True)
     nested.look(N, val, cand, cand, _counts(cand))
     nested.sort_hints(N, N.nh[0])
     first = N.kept[0]
@@ -93,7 +93,7 @@ def test_a_look_gives_only_what_the_run_made(rule, i, seed, drop):
     candidates gone (a run's offs), each off given is a candidate left, once, and its
     parents are candidates the run took, at least one."""
     _, _, _, val, cand = CASES[i]
-    N = nested.new_nested()
+    N = nested.new_nested(True)
     out = np.zeros((1458, 4), np.int64)
     outp = np.zeros(1 << 16, np.int64)
     assert nested.nested_look(N, val, cand, cand, _counts(cand), out, outp, rule) == 0
