@@ -77,6 +77,9 @@ def _serates_peers():
 
 PEERS_IN_ORDER = _serates_peers()
 
+# The order serate visits a cell's houses in (CELL_HOUSES' columns): box, row, column
+SERATE_HOUSES = (2, 0, 1)
+
 # POP9[m]: the number of bits set in a 9-bit mask
 POP9 = np.array([bin(m).count("1") for m in range(512)], np.int64)
 
@@ -166,3 +169,31 @@ def positions(cand, h, d):
         if (cand[HOUSE_CELLS[h, k]] >> d) & 1:
             m |= 1 << k
     return m
+
+
+@compiled.helper(inline="always")
+def first_place(cand, h, c, d):
+    """Whether cell c is the first of two or more places of candidate d (0-based) in house
+    h: where serate starts that house's region chains."""
+    places = positions(cand, h, d)
+    return POP9[places] >= 2 and HOUSE_CELLS[h, lowbit(places)] == c
+
+
+@compiled.helper(inline="always")
+def java_order(rc, rm, nr):
+    """Reorder cells rc[:nr] (their masks rm with them) as serate's Java HashMap of them
+    lists them: by cell modulo its buckets (16, doubled past three quarters full), then in
+    the order added."""
+    cap = 16
+    while nr * 4 > cap * 3:
+        cap *= 2
+    for i in range(1, nr):  # (stable insertion: a pattern has a few cells)
+        c = rc[i]
+        m = rm[i]
+        j = i
+        while j > 0 and rc[j - 1] & (cap - 1) > c & (cap - 1):
+            rc[j] = rc[j - 1]
+            rm[j] = rm[j - 1]
+            j -= 1
+        rc[j] = c
+        rm[j] = m

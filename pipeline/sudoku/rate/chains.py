@@ -31,6 +31,7 @@ from pipeline.sudoku.rate.board import (
     PEERS,
     PEERS_IN_ORDER,
     POP9,
+    SERATE_HOUSES,
     count_in,
     lowbit,
 )
@@ -105,7 +106,7 @@ def build_links(cand, n, links):
                 ny += 1
             links[on, 1] = ny
             nx = 0
-            for t in (2, 0, 1):  # box, row, column: serate's order
+            for t in SERATE_HOUSES:
                 h = CELL_HOUSES[c, t]
                 if n[d, h] == 2:
                     for k in range(9):

@@ -58,8 +58,9 @@ from pipeline.sudoku.rate.board import (
     HOUSE_CELLS,
     PEERS_IN_ORDER,
     POP9,
+    SERATE_HOUSES,
+    first_place,
     lowbit,
-    positions,
 )
 from pipeline.sudoku.rate.chains import NODES, length_add
 from pipeline.sudoku.rate.nested import nested_look, new_nested, reset_pass
@@ -369,7 +370,7 @@ def run(W, cand, slot, start, dynamic, y, lvl):
                 n += 1
             mkn[nq] = n
             nq += 1
-        for which in (2, 0, 1):
+        for which in SERATE_HOUSES:
             h = CELL_HOUSES[c, which]
             if W.n[d, h] != 2:  # (this cell and one other)
                 continue
@@ -469,10 +470,9 @@ def houses(W, val, cand, c, d, mode):
     dynamic = mode != MULTIPLE
     lvl = mode - DYNAMIC if mode > DYNAMIC else 0
     tech = KIND_TECH[mode, 3]
-    for which in (2, 0, 1):
+    for which in SERATE_HOUSES:
         h = CELL_HOUSES[c, which]
-        places = positions(cand, h, d)
-        if POP9[places] < 2 or HOUSE_CELLS[h, lowbit(places)] != c:
+        if not first_place(cand, h, c, d):
             continue
         n = 0
         for k in range(9):

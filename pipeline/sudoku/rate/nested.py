@@ -54,8 +54,10 @@ from pipeline.sudoku.rate.board import (
     PEERS,
     PEERS_IN_ORDER,
     POP9,
+    SERATE_HOUSES,
+    first_place,
+    java_order,
     lowbit,
-    positions,
 )
 from pipeline.sudoku.rate.chains import NODES, bfs, build_links, length_add, loops, serate_added
 
@@ -336,7 +338,7 @@ def static_run(N, g, n, c0, d0):
                 s_add(N, slot, q, p)
                 qon[ton] = q
                 ton += 1
-        for which in (2, 0, 1):  # a house's other place (box, row, column)
+        for which in SERATE_HOUSES:  # a house's other place (box, row, column)
             h = CELL_HOUSES[c, which]
             if n[d, h] != 2:
                 continue
@@ -428,10 +430,9 @@ def multiple_look(N, val, cand, g, n):
             if first < 0:
                 first = d
             static_run(N, g, n, c, d)
-            for which in (2, 0, 1):
+            for which in SERATE_HOUSES:
                 h = CELL_HOUSES[c, which]
-                places = positions(g, h, d)
-                if POP9[places] < 2 or HOUSE_CELLS[h, lowbit(places)] != c:
+                if not first_place(g, h, c, d):
                     continue
                 m = 0
                 for k in range(9):
@@ -511,24 +512,18 @@ def path_parents(N, cand, g, n, po, nn, npp):
         qc = (q >> 1) // 9
         pc = (p >> 1) // 9
         d = (q >> 1) % 9
-        if q & 1:  # on, from an off: of a bivalue cell, or a house's other place
-            if qc == pc:
-                npp = gone_of_cell(N, cand, g, qc, npp)
-            else:
-                for t in (2, 0, 1):
-                    h = CELL_HOUSES[pc, t]
-                    if CELL_HOUSES[qc, t] == h and n[d, h] == 2:
-                        npp = gone_of_house(N, cand, g, h, d, npp)
-                        break
-        elif cycle:  # read backwards, an off of the loop is an on with its cause
-            if qc == pc:
-                npp = gone_of_cell(N, cand, g, qc, npp)
-            else:
-                for t in (2, 0, 1):
-                    h = CELL_HOUSES[pc, t]
-                    if CELL_HOUSES[qc, t] == h:
-                        npp = gone_of_house(N, cand, g, h, d, npp)
-                        break
+        # an on, from an off: of a bivalue cell, or of a house's other place (the house
+        # left with two); read backwards, an off of a loop is an on with such a cause too
+        if not (q & 1 or cycle):
+            continue
+        if qc == pc:
+            npp = gone_of_cell(N, cand, g, qc, npp)
+            continue
+        for t in SERATE_HOUSES:
+            h = CELL_HOUSES[pc, t]
+            if CELL_HOUSES[qc, t] == h and (n[d, h] == 2 or not q & 1):
+                npp = gone_of_house(N, cand, g, h, d, npp)
+                break
     return npp
 
 
@@ -656,30 +651,25 @@ def nested_look(N, val, cand, g, n, out, outp, rule):
             v = N.rem[N.ro[i] + k]
             rc[k] = v >> 9
             rm[k] = v & 511
-        buckets = 16
-        while nr * 4 > buckets * 3:  # (Java's HashMap doubles past three quarters full)
-            buckets *= 2
-        for bucket in range(buckets):
-            for k in range(nr):
-                if rc[k] & (buckets - 1) != bucket:
+        java_order(rc, rm, nr)
+        for k in range(nr):
+            x = rm[k]
+            while x:
+                d = lowbit(x)
+                x &= x - 1
+                node = (rc[k] * 9 + d) << 1
+                if N.emark[node] == egen:
                     continue
-                x = rm[k]
-                while x:
-                    d = lowbit(x)
-                    x &= x - 1
-                    node = (rc[k] * 9 + d) << 1
-                    if N.emark[node] == egen:
-                        continue
-                    if rows >= out.shape[0] or used_p + npp > outp.shape[0]:
-                        N.over[0] = 1
-                        continue
-                    N.emark[node] = egen
-                    out[rows, 0] = node
-                    out[rows, 1] = npp
-                    out[rows, 2] = used_p
-                    out[rows, 3] = tid
-                    for m in range(npp):
-                        outp[used_p + m] = N.pp[m]
-                    used_p += npp
-                    rows += 1
+                if rows >= out.shape[0] or used_p + npp > outp.shape[0]:
+                    N.over[0] = 1
+                    continue
+                N.emark[node] = egen
+                out[rows, 0] = node
+                out[rows, 1] = npp
+                out[rows, 2] = used_p
+                out[rows, 3] = tid
+                for m in range(npp):
+                    outp[used_p + m] = N.pp[m]
+                used_p += npp
+                rows += 1
     return rows

@@ -31,7 +31,16 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline import compiled
-from pipeline.sudoku.rate.board import BOX, CELL_HOUSES, COL, HOUSE_CELLS, POP9, ROW, lowbit
+from pipeline.sudoku.rate.board import (
+    BOX,
+    CELL_HOUSES,
+    COL,
+    HOUSE_CELLS,
+    POP9,
+    ROW,
+    java_order,
+    lowbit,
+)
 from pipeline.sudoku.rate.techniques import empties, serates_house
 
 # the intersections' (first house, second house) kinds, in serate's order
@@ -60,29 +69,25 @@ def tables(W, cand, g):
 @compiled.helper(_nrt=False)
 def emit(W, n, rc, rm, nr, pp, npp):
     """Append a pattern's eliminations (cells rc[:nr], digit masks rm[:nr], in the order
-    added) to W.adv from row n, each with the parents pp[:npp]; the rows now used. An
-    elimination met before in this look is not repeated: the run keeps the first (and so
-    a look has at most 729 rows, where its patterns may repeat one many times)."""
-    cap = 16
-    while nr * 4 > cap * 3:  # (Java's HashMap doubles past three quarters full)
-        cap *= 2
-    for bucket in range(cap):
-        for i in range(nr):
-            if rc[i] & (cap - 1) != bucket:
+    added; reordered as serate lists them) to W.adv from row n, each with the parents
+    pp[:npp]; the rows now used. An elimination met before in this look is not repeated:
+    the run keeps the first (and so a look has at most 729 rows, where its patterns may
+    repeat one many times)."""
+    java_order(rc, rm, nr)
+    for i in range(nr):
+        x = rm[i]
+        while x:
+            d = lowbit(x)
+            x &= x - 1
+            node = (rc[i] * 9 + d) << 1
+            if W.amark[node] == W.agen[0]:
                 continue
-            x = rm[i]
-            while x:
-                d = lowbit(x)
-                x &= x - 1
-                node = (rc[i] * 9 + d) << 1
-                if W.amark[node] == W.agen[0]:
-                    continue
-                W.amark[node] = W.agen[0]
-                W.adv[n, 0] = node
-                W.adv[n, 1] = npp
-                for k in range(npp):
-                    W.adv[n, 2 + k] = pp[k]
-                n += 1
+            W.amark[node] = W.agen[0]
+            W.adv[n, 0] = node
+            W.adv[n, 1] = npp
+            for k in range(npp):
+                W.adv[n, 2 + k] = pp[k]
+            n += 1
     return n
 
 

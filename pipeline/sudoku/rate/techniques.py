@@ -30,6 +30,7 @@ from pipeline.sudoku.rate.board import (
     POP9,
     ROW,
     SEES,
+    SERATE_HOUSES,
     WORD,
     count_in,
     lowbit,
@@ -645,7 +646,7 @@ def unique_loop(val, cand, bb, H, E):
                 kind[depth] += 1
                 at[depth] = 0
                 continue
-            h = CELL_HOUSES[cur, (2, 0, 1)[kind[depth]]]  # box, row, column
+            h = CELL_HOUSES[cur, SERATE_HOUSES[kind[depth]]]
             nxt = HOUSE_CELLS[h, at[depth]]
             at[depth] += 1
             n = depth + 1
@@ -813,7 +814,7 @@ def ur_type3(val, cand, bb, H, E, e1, e2, pair, tech, r0, named, n, digits):
     rest = 0x1FF & ~pair & ~extra  # the digits a hidden set may add to the pair
     kept = False
     for size in range(2, 8):
-        for t in (2, 0, 1):
+        for t in SERATE_HOUSES:
             h = CELL_HOUSES[e1, t]
             if CELL_HOUSES[e2, t] != h:
                 continue
