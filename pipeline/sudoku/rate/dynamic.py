@@ -134,7 +134,8 @@ NEEDS_NESTED = 2  # W.over: the nested chains' scratch is wanted (1: a pool ran 
 # val: the step's placed cells; adv .. agen: plus.py's (chains (+)). Nested chains: xpar/xn
 # each run's pool of parents, cgen/nsum the conclusion whose nested chains are counted
 # (nest.tmark[id] == cgen: counted) and their sum, nout/noutp a look's offs and their parents,
-# nest nested.py's scratch, over: a pool ran out (the rating would not be serate's).
+# nest nested.py's scratch (stand-ins until a puzzle needs it), over: a pool ran out (the
+# rating would not be serate's) or NEEDS_NESTED.
 Work = namedtuple("Work", "has order count npar par made cx hits g n0 n qon qoff mk mkn one sl "
                           "vis stack gen best hit effort val adv rc rm pp occ gp lost amark agen "
                           "xpar xn cgen nsum nout noutp nest over")
