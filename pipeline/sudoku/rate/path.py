@@ -65,9 +65,11 @@ def as_serate(tech, rating):
 
 
 @compiled.helper()
-def next_step(val, cand, bb, H, E, effort, scratch, links, W):
-    """The step serate takes next, in H; False when no producer we have finds one.
-    effort[0] counts the producers asked."""
+def next_step(val, cand, bb, H, E, effort, scratch, links):
+    """The step serate takes next, in H, of those up to aligned triplets (no assumption);
+    False when none has one. effort[0] counts the producers asked. The chains from an
+    assumption (dynamic.assumptions) are the caller's next: most steps are found here, and
+    each call of a function that takes their W counts its hundred arrays' references."""
     clear(H)
     effort[0] += 1
     if hidden_single(val, cand, bb, H, E):
@@ -118,9 +120,7 @@ def next_step(val, cand, bb, H, E, effort, scratch, links, W):
                       scratch[4], links, effort):
         return True
     effort[0] += 1
-    if aligned_triplet(val, cand, H, E):
-        return True
-    return assumptions(val, cand, H, W)
+    return aligned_triplet(val, cand, H, E)
 
 
 @compiled.helper()
@@ -158,7 +158,8 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch
             out[REACHED] = er
             out[STEPS] = steps
             return
-        found = next_step(val, cand, bb, H, E, effort, scratch, links, W)
+        found = next_step(val, cand, bb, H, E, effort, scratch, links) or assumptions(
+            val, cand, H, W)
         if W.over[0] == NEEDS_NESTED:  # (rate_all makes the nested chains' scratch)
             out[STATUS] = AGAIN
             return
@@ -277,4 +278,5 @@ def first_hint(cand, H):
     effort = np.zeros(1, np.int64)
     scratch = np.zeros((5, NODES + 1), np.int32)
     links = np.zeros((NODES, 30), np.int16)
-    return next_step(val, c2, bb, H, E, effort, scratch, links, new_work(effort, True))
+    return next_step(val, c2, bb, H, E, effort, scratch, links) or assumptions(
+        val, c2, H, new_work(effort, True))
