@@ -46,10 +46,10 @@ __all__ = ["DEFAULT_BUDGET", "STATUS_NAMES", "TECHNIQUES", "RateResult", "Step",
 # to about 3 000, one with dynamic chains (each candidate on and off, and each place of a
 # digit in its houses) a few thousand more, one with chains (+) several times that; the
 # held-out top1465 puzzles (SER up to 9.x) all fit in 100 000, the public puzzles that
-# need chains (+) (tests' plus.jsonl) in 200 000. Forum hardest 1106, its puzzles that
-# need nested chains rated until done or beyond (278 of its 372 measured: 241 rated, 37
-# beyond): all fit in 2^24 (16.8 million, about 6-9
-# s a puzzle on a busy core; 27 need more than 2^22). The default leaves three times that.
+# need chains (+) (tests' plus.jsonl) in 200 000. Forum hardest 1106: the 315 of its
+# puzzles that need nested forcing chains of the first two levels all fit in 2^24 (16.8
+# million, about 6-9 s a puzzle on a busy core); the 57 that need nested dynamic chains,
+# up to 40 million (22 s). The default leaves a quarter more than that.
 DEFAULT_BUDGET = 50_000_000
 
 
@@ -58,7 +58,8 @@ class RateResult:
     """Per puzzle: ER, EP, ED in tenths (0 unless ok), the technique that set ER, the
     path's length, the status (index into STATUS_NAMES) and `reached`: with `budget`, the
     hardest step taken before the budget ran out; with `beyond`, the rating from which the
-    techniques we lack start (10.5: nested dynamic forcing chains), or the hardest
+    techniques we lack start (10.5: nested dynamic forcing chains whose inner chains are
+    (+) or nested themselves), or the hardest
     step taken if that is more: serate's ER is at least that. `paths` (when asked for):
     each puzzle's steps, as far as they went."""
 
@@ -204,8 +205,8 @@ _ASSUMING = ("Nishio Forcing Chains", "Cell Forcing Chains", "Region Forcing Cha
              "Dynamic Contradiction Forcing Chains (+)", "Dynamic Double Forcing Chains (+)",
              "Dynamic Cell Forcing Chains (+)", "Dynamic Region Forcing Chains (+)",
              *(f"Dynamic {kind} Forcing Chains (+ {inner}Forcing Chains)"
-               for inner in ("", "Multiple ") for kind in ("Contradiction", "Double", "Cell",
-                                                           "Region")))
+               for inner in ("", "Multiple ", "Dynamic ")
+               for kind in ("Contradiction", "Double", "Cell", "Region")))
 
 
 def _assuming(name: str, info, placements, eliminations) -> str:

@@ -1,6 +1,7 @@
 """Chains that follow an assumption through the whole grid (7.5 and up): serate's Nishio,
 multiple (cell and region) and dynamic forcing chains, dynamic forcing chains (+), and
-nested ones, dynamic forcing chains (+ Forcing Chains) and (+ Multiple Forcing Chains).
+nested ones, dynamic forcing chains (+ Forcing Chains), (+ Multiple Forcing Chains) and
+(+ Dynamic Forcing Chains).
 
 An assumption (a candidate on, or off) starts a run: breadth first, every pending on
 before the next off,
@@ -16,7 +17,10 @@ a run of chains (+), when nothing is pending, plus.py's rules (intersections, pa
 X-Wings) on the run's grid may take more candidates off, and the run goes on; in a run of
 nested chains, when those rules find nothing, what every cycle and forcing chain on the
 run's grid removes, and (+ Multiple) when those find nothing either, what every cell and
-region forcing chain removes (nested.py).
+region forcing chain removes (nested.py); (+ Dynamic) instead of both, what every dynamic
+forcing chain on the run's grid removes (dynamic_hints: a pass of this module's own
+dynamic chains, run in a second Work, that records every conclusion as nested.py's hints,
+each with the candidates gone from the run's grid that its ons' causes need).
 
 A node's parents are what implied it and, in a run that changes the grid, the offs that
 left its cell or house single. A conclusion's complexity is the number of distinct nodes
@@ -34,6 +38,7 @@ the nested chains behind it; it rates base + serate's increment for that (chains
     (+)       9.0   as dynamic                     as dynamic
     (+ FC)    9.5   as dynamic                     as dynamic
     (+ MFC)  10.0   as dynamic                     as dynamic
+    (+ DFC)  10.5   as dynamic                     as dynamic
 
 The step is the least complex conclusion of the first kind that has one; ties go to the
 kind serate sorts first (double, cell, region, contradiction), then to the first met
@@ -63,7 +68,18 @@ from pipeline.sudoku.rate.board import (
     lowbit,
 )
 from pipeline.sudoku.rate.chains import NODES, length_add
-from pipeline.sudoku.rate.nested import nested_look, new_nested, reset_pass
+from pipeline.sudoku.rate.nested import (
+    STORED,
+    gone_of_cell,
+    gone_of_house,
+    java_rating,
+    mix,
+    nested_look,
+    new_nested,
+    offs_of,
+    record,
+    reset_pass,
+)
 from pipeline.sudoku.rate.plus import plus
 from pipeline.sudoku.rate.techniques import (
     ELIMS,
@@ -85,6 +101,10 @@ from pipeline.sudoku.rate.techniques import (
     T_NEST3_CONTRADICTION_FC,
     T_NEST3_DOUBLE_FC,
     T_NEST3_REGION_FC,
+    T_NEST4_CELL_FC,
+    T_NEST4_CONTRADICTION_FC,
+    T_NEST4_DOUBLE_FC,
+    T_NEST4_REGION_FC,
     T_NISHIO,
     T_PLUS_CELL_FC,
     T_PLUS_CONTRADICTION_FC,
@@ -94,8 +114,8 @@ from pipeline.sudoku.rate.techniques import (
     TECH,
 )
 
-NISHIO, MULTIPLE, DYNAMIC, PLUS, NEST2, NEST3 = 0, 1, 2, 3, 4, 5
-BASE = np.array([75, 80, 85, 90, 95, 100], np.int64)
+NISHIO, MULTIPLE, DYNAMIC, PLUS, NEST2, NEST3, NEST4 = 0, 1, 2, 3, 4, 5, 6
+BASE = np.array([75, 80, 85, 90, 95, 100, 105], np.int64)
 # each kind's techniques: contradiction, double, cell, region
 KIND_TECH = np.array([[T_NISHIO, 0, 0, 0], [0, 0, T_CELL_FC, T_REGION_FC],
                       [T_DYN_CONTRADICTION_FC, T_DYN_DOUBLE_FC, T_DYN_CELL_FC, T_DYN_REGION_FC],
@@ -104,7 +124,9 @@ KIND_TECH = np.array([[T_NISHIO, 0, 0, 0], [0, 0, T_CELL_FC, T_REGION_FC],
                       [T_NEST2_CONTRADICTION_FC, T_NEST2_DOUBLE_FC, T_NEST2_CELL_FC,
                        T_NEST2_REGION_FC],
                       [T_NEST3_CONTRADICTION_FC, T_NEST3_DOUBLE_FC, T_NEST3_CELL_FC,
-                       T_NEST3_REGION_FC]], np.int64)
+                       T_NEST3_REGION_FC],
+                      [T_NEST4_CONTRADICTION_FC, T_NEST4_DOUBLE_FC, T_NEST4_CELL_FC,
+                       T_NEST4_REGION_FC]], np.int64)
 # serate's sort keys of the conclusions, its order among equally complex ones
 DOUBLE, CELL, REGION, CONTRADICTION = 1, 5, 6, 7
 # A run's record lives in a slot: slot cell * 9 + digit the run from that candidate on,
@@ -135,16 +157,31 @@ NEEDS_NESTED = 2  # W.over: the nested chains' scratch is wanted (1: a pool ran 
 # each run's pool of parents, cgen/nsum the conclusion whose nested chains are counted
 # (nest.tmark[id] == cgen: counted) and their sum, nout/noutp a look's offs and their parents,
 # nest nested.py's scratch (stand-ins until a puzzle needs it), over: a pool ran out (the
-# rating would not be serate's) or NEEDS_NESTED.
+# rating would not be serate's), the budget did (effort[1]) or NEEDS_NESTED. A pass that
+# collects (dynamic_hints): coll[0] set, coll[1] while a contradiction met is recorded,
+# step the step's grid (what the hints' parents are gone from).
 Work = namedtuple("Work", "has order count npar par made cx hits g n0 n qon qoff mk mkn one sl "
                           "vis stack gen best hit effort val adv rc rm pp occ gp lost amark agen "
-                          "xpar xn cgen nsum nout noutp nest over")
+                          "xpar xn cgen nsum nout noutp nest over coll step")
 
 
 @compiled.helper()
 def new_work(effort, nested):
     """The chains' records and scratch, for a kernel's whole call; with `nested`, nested
     chains' too (else stand-ins: chains_of asks for them through W.over)."""
+    return work_of(effort, nested, new_nested(nested))
+
+
+@compiled.helper()
+def inner_work(W):
+    """A second Work for the dynamic chains that W's runs nest (NEST4): its own records,
+    W's effort and nested scratch (its hints go there), no nested chains of its own."""
+    return work_of(W.effort, False, W.nest)
+
+
+@compiled.helper()
+def work_of(effort, nested, nest):
+    """new_work's, with this nested scratch."""
     pool, outs = (XPOOL, 1 << 16) if nested else (1, 1)  # (no choice inside the call)
     return Work(np.zeros((SLOTS, WORDS), np.int64), np.empty((SLOTS, NODES), np.int16),
                 np.zeros(SLOTS, np.int64), np.empty((SLOTS, NODES), np.int8),
@@ -162,8 +199,8 @@ def new_work(effort, nested):
                 np.zeros(1, np.int64), np.empty((SLOTS, pool), np.int16),
                 np.zeros(SLOTS, np.int64), np.zeros(1, np.int64),
                 np.zeros(1, np.int64), np.empty((NODES, 4), np.int64),
-                np.empty(outs, np.int64), new_nested(nested),
-                np.zeros(1, np.int64))
+                np.empty(outs, np.int64), nest,
+                np.zeros(1, np.int64), np.zeros(2, np.int64), np.zeros(81, np.int64))
 
 
 @compiled.helper(inline="always")
@@ -264,9 +301,146 @@ def add_nested(W, slot, node, at, n, tid):
 
 
 @compiled.helper(_nrt=False)
-def contradiction(W, slot, q, qpar, nq, other):
+def cause_of(base, q, par, m):
+    """Why on-node q (its parents par[:m], the first the off that implied it) came on in a
+    run on the grid `base`: -1 its cell was left with one digit, else the house (the first
+    of box, row, column) left with one place: every other place it had in base is among
+    q's parents (gone by then)."""
+    c = (q >> 1) // 9
+    d = (q >> 1) % 9
+    pc = (par[0] >> 1) // 9
+    if pc == c:
+        return -1
+    h = -1
+    for which in SERATE_HOUSES:
+        h = CELL_HOUSES[pc, which]
+        if CELL_HOUSES[c, which] != h:
+            continue
+        alone = True
+        for k in range(9):
+            o = HOUSE_CELLS[h, k]
+            if o == c or o == pc or not (base[o] >> d) & 1:
+                continue
+            there = False
+            for j in range(1, m):
+                if par[j] == (o * 9 + d) << 1:
+                    there = True
+            if not there:
+                alone = False
+                break
+        if alone:
+            return h
+    return h
+
+
+@compiled.helper(inline="always")
+def gone_by(N, step, g, q, cause, npp):
+    """Add to N.pp[:npp] what on-node q's cause needs gone from g since the step's grid:
+    its cell's digits (cause -1) or its digit's places in house `cause` (none: -2)."""
+    if cause == -1:
+        return gone_of_cell(N, step, g, (q >> 1) // 9, npp)
+    if cause >= 0:
+        return gone_of_house(N, step, g, cause, (q >> 1) % 9, npp)
+    return npp
+
+
+@compiled.helper(_nrt=False)
+def walk(W, cand, slot, root, rpar, nr, cause, npp, key):
+    """One chain of a collected hint: the nodes behind `root` in slot's run (root's parents
+    rpar[:nr]; nr < 0: the run's), breadth first, as serate lists a chain. Its ons' causes
+    add to W.nest.pp[:npp] the candidates gone from the run's grid (cand) since the step's
+    (W.step) that they need: serate's parents of a nested hint; the assumption's cause is
+    `cause` (gone_by's). The nodes are mixed into key. Returns (nodes, npp, key)."""
+    N = W.nest
+    W.gen[0] += 1
+    gen = W.gen[0]
+    vis, queue = W.vis, W.stack
+    vis[root] = gen
+    head = tail = count = 0
+    if nr < 0:
+        queue[0] = root
+        tail = 1
+    else:  # a contradiction's node, not in the run
+        count = 1
+        key = mix(key * 31 + root)
+        if root & 1:
+            npp = gone_by(N, W.step, cand, root, cause_of(cand, root, rpar, nr), npp)
+        for k in range(nr):
+            q = rpar[k]
+            if vis[q] != gen:
+                vis[q] = gen
+                queue[tail] = q
+                tail += 1
+    while head < tail:
+        n = queue[head]
+        head += 1
+        count += 1
+        key = mix(key * 31 + n)
+        m = W.npar[slot, n]
+        if n & 1:
+            why = cause if m == 0 else cause_of(cand, n, W.par[slot, n], m)
+            npp = gone_by(N, W.step, cand, n, why, npp)
+        for k in range(m):
+            q = W.par[slot, n, k]
+            if vis[q] != gen:
+                vis[q] = gen
+                queue[tail] = q
+                tail += 1
+    return count, npp, key
+
+
+@compiled.helper(_nrt=False)
+def collect(W, cand, slot, q, qpar, nq, other, sk, cause, n):
+    """Record in W's nested scratch (the run's that looks: inner_work) a hint of W's pass: a contradiction (sk CONTRADICTION:
+    q, whose parents are qpar[:nq], meets node `other` of slot's run; the run's assumption
+    goes) or a conclusion q that the runs of slot and of W.sl[:n] all reach (its complexity
+    their chains' nodes summed; `cause` their assumptions' cause, gone_by's)."""
+    N = W.nest
+    N.kmark[NODES] += 1  # (a parent once)
+    if sk == CONTRADICTION:
+        cx, npp, key = walk(W, cand, slot, q, qpar, nq, -2, 0, sk)
+        m, npp, key = walk(W, cand, slot, other, qpar, -1, -2, npp, key)
+        cx += m
+        t = W.order[slot, 0]
+    else:
+        cx, npp, key = walk(W, cand, slot, q, qpar, -1, cause, 0, sk)
+        for k in range(n):
+            m, npp, key = walk(W, cand, W.sl[k], q, qpar, -1, cause, npp, key)
+            cx += m
+        t = q ^ 1  # (as the assumption that would go: q's opposite)
+    c = (t >> 1) // 9
+    bit = 1 << ((t >> 1) % 9)
+    N.rc[0] = c
+    N.rm[0] = bit if t & 1 else cand[c] & ~bit  # an on goes, or an off's cell is placed
+    if N.rm[0] == 0:
+        return  # nothing to remove: no hint
+    record(N, java_rating(8.5, cx), cx, sk, key, N.pp, npp, N.rc, N.rm, 1, STORED)
+
+
+@compiled.helper(_nrt=False)
+def dynamic_hints(W, val, cand, g):
+    """Every hint of dynamic forcing chains (serate's, no (+)) on g, the grid a run left
+    (cand: the step's), recorded in the nested scratch W shares with that run's Work
+    (inner_work) in serate's order before its sort (nested.offs_of sorts them)."""
+    N = W.nest
+    N.nh[0] = 0
+    N.np[0] = 0
+    N.nr[0] = 0
+    for c in range(81):
+        W.step[c] = cand[c]
+    W.coll[0] = 1
+    inner_chains_of(W, val, g, DYNAMIC, None)  # (None: no nested chains in its runs)
+    W.coll[0] = 0
+    W.coll[1] = 0
+
+
+@compiled.helper(_nrt=False)
+def contradiction(W, cand, slot, q, qpar, nq, other):
     """The complexity of a run's contradiction: node q (whose parents are qpar[:nq]) meets
-    node `other` of the run; the nested chains behind either counted once."""
+    node `other` of the run; the nested chains behind either counted once. In a pass that
+    collects (W.coll[1]), it is recorded as a hint too (collect)."""
+    if W.coll[1]:
+        collect(W, cand, slot, q, qpar, nq, other, CONTRADICTION, -2, 0)
     W.cgen[0] += 1
     W.nsum[0] = 0
     gen = W.gen
@@ -276,10 +450,12 @@ def contradiction(W, slot, q, qpar, nq, other):
 
 
 @compiled.helper(_nrt=False)
-def run(W, cand, slot, start, dynamic, y, lvl):
+def run(W, cand, slot, start, dynamic, y, lvl, X):
     """One run from `start`, recorded in slot; the complexity of the contradiction it
     stopped at, or -1 when it ran out without one. With `lvl` (chains (+)), a run that has
-    nothing left to follow takes out what plus.py's rules find, and goes on."""
+    nothing left to follow takes out what plus.py's rules find, and goes on; past them,
+    nested chains' (2: forcing chains, 3: then multiple ones, 4: dynamic ones only, which
+    run in X, W's inner_work)."""
     count, g, qon, qoff, mk, mkn = W.count, W.g, W.qon, W.qoff, W.mk, W.mkn
     for w in range(WORDS):
         W.has[slot, w] = 0
@@ -311,9 +487,20 @@ def run(W, cand, slot, start, dynamic, y, lvl):
                     add(W, slot, q, W.adv[i, 2:], W.adv[i, 1])
                     qoff[toff] = q
                     toff += 1
-            for rule in range(lvl - 1 if found == 0 else 0):  # (the next rule only on nothing)
-                W.effort[0] += NESTED_EFFORT * (1 + 9 * rule)
-                found = nested_look(W.nest, W.val, cand, g, W.n, W.nout, W.noutp, rule)
+            first = 2 if lvl >= 4 else 0
+            last = 3 if lvl >= 4 else lvl - 1
+            for rule in range(first, last if found == 0 else first):  # (the next only on none)
+                W.effort[0] += NESTED_EFFORT * (1 + 9 * min(rule, 1))
+                if rule == 2:
+                    found = 0
+                    if 0 < W.effort[1] < W.effort[0]:  # (a step of these can take minutes)
+                        W.over[0] = 1
+                        return -1
+                    if X is not None:  # (None in dynamic_hints' runs: numba drops this)
+                        dynamic_hints(X, W.val, cand, g)
+                        found = offs_of(W.nest, cand, g, W.n, W.nout, W.noutp)
+                else:
+                    found = nested_look(W.nest, W.val, cand, g, W.n, W.nout, W.noutp, rule)
                 for i in range(found):
                     q = W.nout[i, 0]
                     if not reached(W, slot, q):
@@ -347,7 +534,7 @@ def run(W, cand, slot, start, dynamic, y, lvl):
                 q = mk[i, 0]
                 if reached(W, slot, q | 1):
                     W.hit[0] = (q >> 1) // 9 * 10 + (q >> 1) % 9 + 1
-                    return contradiction(W, slot, q, one, 1, q | 1)
+                    return contradiction(W, cand, slot, q, one, 1, q | 1)
                 if not reached(W, slot, q):
                     add(W, slot, q, one, 1)
                     qoff[toff] = q
@@ -398,7 +585,7 @@ def run(W, cand, slot, start, dynamic, y, lvl):
             q = mk[i, 0]
             if reached(W, slot, q ^ 1):
                 W.hit[0] = (q >> 1) // 9 * 10 + (q >> 1) % 9 + 1
-                return contradiction(W, slot, q, mk[i, 1:], mkn[i], q ^ 1)
+                return contradiction(W, cand, slot, q, mk[i, 1:], mkn[i], q ^ 1)
             if not reached(W, slot, q):
                 add(W, slot, q, mk[i, 1:], mkn[i])
                 qon[ton] = q
@@ -407,13 +594,13 @@ def run(W, cand, slot, start, dynamic, y, lvl):
 
 
 @compiled.helper(_nrt=False)
-def made(W, cand, c, d, dynamic, y, lvl):
+def made(W, cand, c, d, dynamic, y, lvl, X):
     """The run from candidate d of cell c on, in its slot (made the first time this kind of
     chains asks); what it returned, as run(), with W.hit."""
     slot = c * 9 + d
     if not W.made[slot]:
         W.effort[0] += 1
-        W.cx[slot] = run(W, cand, slot, ((slot) << 1) | 1, dynamic, y, lvl)
+        W.cx[slot] = run(W, cand, slot, ((slot) << 1) | 1, dynamic, y, lvl, X)
         W.hits[slot] = W.hit[0]
         W.made[slot] = 1
     W.hit[0] = W.hits[slot]
@@ -442,7 +629,7 @@ def consider(W, cx, key, tech, node, cand, info0, info3):
 def common(W, cand, first, n, key, tech, info0, info3):
     """What the run in slot `first` and the runs in the slots W.sl[:n] all imply, in
     first's order (ons, then offs), each considered with the nodes behind it summed over
-    the runs."""
+    the runs (in a pass that collects, each recorded: collect)."""
     for on in (1, 0):
         for i in range(W.count[first]):
             q = W.order[first, i]
@@ -455,6 +642,10 @@ def common(W, cand, first, n, key, tech, info0, info3):
                     break
             if not everywhere:
                 continue
+            if W.coll[0]:
+                cause = -1 if key == CELL else (info3 if key == REGION else -2)
+                collect(W, cand, first, q, W.one, -1, q, key, cause, n)
+                continue
             W.cgen[0] += 1
             W.nsum[0] = 0
             cx = behind(W, first, q, W.best[0])
@@ -466,7 +657,7 @@ def common(W, cand, first, n, key, tech, info0, info3):
 
 
 @compiled.helper(_nrt=False)
-def houses(W, val, cand, c, d, mode):
+def houses(W, val, cand, c, d, mode, X):
     """The region chains of digit d in the houses where cell c is its first place."""
     dynamic = mode != MULTIPLE
     lvl = mode - DYNAMIC if mode > DYNAMIC else 0
@@ -479,15 +670,16 @@ def houses(W, val, cand, c, d, mode):
         for k in range(9):
             o = HOUSE_CELLS[h, k]
             if o != c and (cand[o] >> d) & 1:
-                made(W, cand, o, d, dynamic, True, lvl)
+                made(W, cand, o, d, dynamic, True, lvl, X)
                 W.sl[n] = o * 9 + d
                 n += 1
         common(W, cand, c * 9 + d, n, REGION, tech, c * 10 + d + 1, h)
 
 
 @compiled.helper(_nrt=False)
-def chains_of(W, val, cand, mode):
-    """The least complex conclusion of this kind of chains, into W.best."""
+def chains_of(W, val, cand, mode, X):
+    """The least complex conclusion of this kind of chains, into W.best (in a pass that
+    collects, W.coll[0], every conclusion recorded in X's nested scratch: dynamic_hints)."""
     dynamic = mode != MULTIPLE
     y = mode != NISHIO
     lvl = mode - DYNAMIC if mode > DYNAMIC else 0
@@ -521,15 +713,19 @@ def chains_of(W, val, cand, mode):
             if first < 0:
                 first = d
             on = ((c * 9 + d) << 1) | 1
-            cx = made(W, cand, c, d, dynamic, y, lvl)
+            W.coll[1] = W.coll[0]  # (collecting: record the contradictions met from here)
+            if W.coll[0] and W.made[c * 9 + d] and W.cx[c * 9 + d] >= 0:
+                run(W, cand, OFF_SLOT, on, dynamic, y, lvl, X)  # (made before: met again)
+            cx = made(W, cand, c, d, dynamic, y, lvl, X)
             if mode == MULTIPLE:
-                houses(W, val, cand, c, d, mode)
+                houses(W, val, cand, c, d, mode, X)
                 continue
             tech = KIND_TECH[mode, 0]
             if cx >= 0:
                 consider(W, cx, CONTRADICTION, tech, on ^ 1, cand, c * 10 + d + 1, W.hit[0])
             W.effort[0] += 1
-            cx = run(W, cand, OFF_SLOT, on ^ 1, dynamic, y, lvl)
+            cx = run(W, cand, OFF_SLOT, on ^ 1, dynamic, y, lvl, X)
+            W.coll[1] = 0
             if cx >= 0:
                 consider(W, cx, CONTRADICTION, tech, on, cand, c * 10 + d + 1, W.hit[0])
             if mode == NISHIO:
@@ -537,7 +733,7 @@ def chains_of(W, val, cand, mode):
             if card >= 3:  # (a bivalue cell's doubles are its cell chains)
                 W.sl[0] = OFF_SLOT
                 common(W, cand, c * 9 + d, 1, DOUBLE, KIND_TECH[mode, 1], c * 10 + d + 1, 0)
-            houses(W, val, cand, c, d, mode)
+            houses(W, val, cand, c, d, mode, X)
         if mode == NISHIO:
             continue
         n = 0
@@ -548,6 +744,26 @@ def chains_of(W, val, cand, mode):
             n += 1
         common(W, cand, c * 9 + first, n, CELL, KIND_TECH[mode, 2], c * 10, 0)
     return W.best[0] < (1 << 40)
+
+
+def _again(names):
+    """The functions `names` of this module compiled a second time, as other numba
+    functions calling each other: numba takes any call of a function it is compiling for
+    recursion, whatever the arguments, and a run of NEST4 (run) reaches dynamic_hints,
+    whose pass runs chains_of, made, houses and run again (with no nested chains: X None)."""
+    import types
+
+    env = dict(globals())
+    made_again = {}
+    for name in names:
+        fn = env[name]
+        fn = getattr(fn, "py_func", fn)
+        copy = types.FunctionType(fn.__code__, env, fn.__name__, fn.__defaults__,
+                                  fn.__closure__)
+        copy.__qualname__ = f"inner_{fn.__qualname__}"
+        made_again[name] = compiled.helper(_nrt=False)(copy)
+    env.update(made_again)
+    return made_again["chains_of"]
 
 
 @compiled.helper(_nrt=False)
@@ -579,11 +795,16 @@ def offer_best(W, cand, H, mode):
 
 
 @compiled.helper(_nrt=False)
-def assumptions(val, cand, H, W):
+def assumptions(val, cand, H, W, X):
     """The step of the first of Nishio, multiple and dynamic chains that has one, in H;
-    False when none does. W: new_work's, reused from step to step."""
-    for mode in (NISHIO, MULTIPLE, DYNAMIC, PLUS, NEST2, NEST3):
-        if chains_of(W, val, cand, mode):
+    False when none does. W: new_work's, reused from step to step; X its inner_work, for
+    the dynamic chains nested in NEST4's runs (W itself while W's nested scratch is
+    stand-ins: chains_of asks for the real ones before any nested run)."""
+    for mode in (NISHIO, MULTIPLE, DYNAMIC, PLUS, NEST2, NEST3, NEST4):
+        if chains_of(W, val, cand, mode, X):
             offer_best(W, cand, H, mode)
             return True
     return False
+
+
+inner_chains_of = _again(("run", "made", "houses", "chains_of"))

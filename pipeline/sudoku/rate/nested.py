@@ -38,6 +38,10 @@ Each of its removals becomes an off of the run with those parents, carrying the 
 complexity is added once to any conclusion that needs it: `key` tells equal chains
 apart). The removals come as serate's HashMap lists them (plus.emit's order).
 
+dynamic.py's (+ Dynamic Forcing Chains), 10.5 and up, records its own hints here (every
+dynamic forcing chain on g, each with its parents worked out as it is found: kind
+STORED), and they become offs the same way (offs_of).
+
 Nodes are chains.py's: (cell * 9 + digit) * 2, + 1 when on.
 """
 
@@ -65,6 +69,7 @@ MAXH = 1 << 14  # hints of one look
 POOL = 1 << 20  # their paths' nodes
 TABLE = 1 << 17  # the distinct hints of a kind of chains' pass (nested ids)
 WORDS = (NODES + 63) // 64
+STORED = -2  # record's kind of a hint that keeps its parents, not its path
 
 # Per look: links (chains.build_links's, of g), the searches' scratch (parent .. mark),
 # hints (diff, cx, sk, key, rh: removal set's hash; hk: record's kind; po/pn their path in
@@ -129,11 +134,21 @@ def java_rating(base, nodes):
 
 
 @compiled.helper()
-def record(N, diff, cx, sk, nodes, nn, rc, rm, nr, kind):
-    """A hint: its rating, complexity, kind, path and removals (cells rc[:nr] with digits
-    rm[:nr], in the order serate's map got them). kind -1: a cycle or forcing chain, its
-    path nodes[:nn] (target first); 1 a cell's, 2 + h a region's (house h) chains, nodes[:nn]
-    their paths one after the other, each its length and then its nodes."""
+def path_key(sk, nodes, nn):
+    """A hint's key (record's) from its kind and path."""
+    key = sk
+    for k in range(nn):
+        key = mix(key * 31 + nodes[k])
+    return key
+
+
+@compiled.helper()
+def record(N, diff, cx, sk, key, nodes, nn, rc, rm, nr, kind):
+    """A hint: its rating, complexity, kind, key (equal for equal chains: path_key), path
+    and removals (cells rc[:nr] with digits rm[:nr], in the order serate's map got them).
+    kind -1: a cycle or forcing chain, its path nodes[:nn] (target first); 1 a cell's, 2 +
+    h a region's (house h) chains, nodes[:nn] their paths one after the other, each its
+    length and then its nodes; STORED (a dynamic chain's, dynamic.py) its parents."""
     i = N.nh[0]
     if i >= MAXH or N.np[0] + nn > POOL or N.nr[0] + nr > POOL:
         N.over[0] = 1
@@ -144,10 +159,8 @@ def record(N, diff, cx, sk, nodes, nn, rc, rm, nr, kind):
     N.sk[i] = sk
     N.po[i] = N.np[0]
     N.pn[i] = nn
-    key = sk
     for k in range(nn):
         N.path[N.np[0] + k] = nodes[k]
-        key = mix(key * 31 + nodes[k])
     N.key[i] = key
     N.np[0] += nn
     N.ro[i] = N.nr[0]
@@ -245,8 +258,8 @@ def look(N, val, cand, g, n):
                     nr = cycle_removals(N, g, nodes, nn, rc, rm)
                     if nr:
                         cx = nn - 1
-                        record(N, java_rating(7.0 if kind == 2 else 6.5, cx), cx, sk, nodes,
-                               nn, rc, rm, nr, -1)
+                        record(N, java_rating(7.0 if kind == 2 else 6.5, cx), cx, sk,
+                               path_key(sk, nodes, nn), nodes, nn, rc, rm, nr, -1)
                 if not use_x:
                     continue
                 for on in (1, 0):
@@ -264,8 +277,8 @@ def look(N, val, cand, g, n):
                         e = N.parent[e]
                     rc[0] = c
                     rm[0] = (1 << d) if on else (g[c] & ~(1 << d))
-                    record(N, java_rating(7.0 if kind == 2 else 6.6, nn), nn, sk, nodes, nn,
-                           rc, rm, 1, -1)
+                    record(N, java_rating(7.0 if kind == 2 else 6.6, nn), nn, sk,
+                           path_key(sk, nodes, nn), nodes, nn, rc, rm, 1, -1)
 
 
 @compiled.helper(inline="always")
@@ -403,7 +416,8 @@ def common_hints(N, g, first, n, kind, rc, rm):
                 nn = s_behind(N, slot, q, seg, at)
                 cx += nn
                 at += nn + 1
-            record(N, java_rating(8.0, cx), cx, 5 if kind == 1 else 6, seg, at, rc, rm, 1,
+            sk = 5 if kind == 1 else 6
+            record(N, java_rating(8.0, cx), cx, sk, path_key(sk, seg, at), seg, at, rc, rm, 1,
                    kind)
 
 
@@ -484,6 +498,10 @@ def add_parent(N, npp, node):
 def parents_of(N, cand, g, n, i):
     """Hint i's parents (the offs of the run its links need) into N.pp; their number."""
     N.kmark[NODES] += 1  # (a parent once)
+    if N.hk[i] == STORED:  # (distinct already)
+        for k in range(N.pn[i]):
+            N.pp[k] = N.path[N.po[i] + k]
+        return N.pn[i]
     if N.hk[i] < 0:
         return path_parents(N, cand, g, n, N.po[i], N.pn[i], 0)
     npp = 0
@@ -607,13 +625,19 @@ def sort_hints(N, nh):
 @compiled.helper()
 def nested_look(N, val, cand, g, n, out, outp, rule):
     """The offs the forcing chains (rule 0) or the multiple forcing chains (rule 1) on g
-    give the run: rows of out (node, parents' count, offset of the parents in outp, pass
-    id of the hint), as serate adds them (a node of an earlier row is not repeated); their
-    number."""
+    give the run (offs_of)."""
     if rule == 0:
         look(N, val, cand, g, n)
     else:
         multiple_look(N, val, cand, g, n)
+    return offs_of(N, cand, g, n, out, outp)
+
+
+@compiled.helper()
+def offs_of(N, cand, g, n, out, outp):
+    """The offs the hints recorded in N give the run: rows of out (node, parents' count,
+    offset of the parents in outp, pass id of the hint), as serate adds them (a node of an
+    earlier row is not repeated); their number."""
     nh = N.nh[0]
     if nh == 0:
         return 0

@@ -16,7 +16,7 @@ import numpy as np
 from pipeline import compiled
 from pipeline.sudoku.rate.board import place, setup
 from pipeline.sudoku.rate.chains import NODES, forcing_chains, serate_added
-from pipeline.sudoku.rate.dynamic import NEEDS_NESTED, assumptions, new_work
+from pipeline.sudoku.rate.dynamic import NEEDS_NESTED, assumptions, inner_work, new_work
 from pipeline.sudoku.rate.techniques import (
     CHAIN_BASE,
     ELIMS,
@@ -47,7 +47,8 @@ STATUS_NAMES = ("ok", "budget", "disagrees", "invalid", "beyond")
 AGAIN = len(STATUS_NAMES)  # (rate_all's own: rate this puzzle again, with nested chains)
 # Columns of the kernel's result matrix
 ER, EP, ED, TECHNIQUE, STEPS, STATUS, REACHED = range(7)
-FIRST_MISSING = 105  # the easiest rating of the techniques we lack (nested dynamic chains)
+FIRST_MISSING = 105  # the easiest rating of the techniques we lack: serate's (+ Dynamic
+# Forcing Chains) whose inner chains are chains (+) or nested themselves, tried after ours
 MAX_STEPS = 810  # a step places a digit or removes a candidate: at most 81 + 729
 MAX_EVENTS = 810
 STEP_WORDS = 3 + ELIMS - INFO  # a recorded step: technique, rating, end of events, info
@@ -125,7 +126,7 @@ def next_step(val, cand, bb, H, E, effort, scratch, links):
 
 @compiled.helper()
 def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch, links, W,
-             t_step, t_event, record):
+             X, t_step, t_event, record):
     """Rate one puzzle into out[ER..REACHED]; with `record`, the path into t_step (a row a
     step: technique, rating, end of its events in t_event, the words of INFO) and t_event
     (1000 + cell * 10 + digit a placement, cell * 10 + digit an elimination)."""
@@ -143,6 +144,7 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch
     nev = 0
     placed = False
     effort[0] = 0
+    effort[1] = budget  # (a run of nested dynamic chains stops past it: dynamic.run)
     for k in range(scratch.shape[1]):
         scratch[4, k] = 0  # the chains' generations (seen)
     left = 0
@@ -159,7 +161,7 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch
             out[STEPS] = steps
             return
         found = next_step(val, cand, bb, H, E, effort, scratch, links) or assumptions(
-            val, cand, H, W)
+            val, cand, H, W, X)
         if W.over[0] == NEEDS_NESTED:  # (rate_all makes the nested chains' scratch)
             out[STATUS] = AGAIN
             return
@@ -236,7 +238,7 @@ def rate_all(puzzles, solutions, budget, out, t_step, t_event):
     bb = np.zeros((9, 3), np.int64)
     H = np.zeros(HINT_SIZE, np.int64)
     E = np.zeros(HINT_SIZE, np.int64)
-    effort = np.zeros(1, np.int64)
+    effort = np.zeros(2, np.int64)  # the units spent, the budget
     # the chains' parent, depth, queue, loop marks and seen (chains.py); the searches'
     # generations restart with each puzzle, so int32 holds them (one a search: the budget)
     scratch = np.zeros((5, NODES + 1), np.int32)
@@ -244,6 +246,7 @@ def rate_all(puzzles, solutions, budget, out, t_step, t_event):
     # the chains from an assumption's records (dynamic.py), nested chains' made at the first
     # puzzle that needs them (megabytes, most calls never do), which is then rated again
     W = new_work(effort, False)
+    X = W  # (the nested dynamic chains' own Work: none needed before W's real scratch)
     record = t_step.shape[0] == puzzles.shape[0] and t_step.shape[1] > 0
     no_steps = np.zeros((0, STEP_WORDS), np.int32)
     no_events = np.zeros(0, np.int32)
@@ -251,13 +254,14 @@ def rate_all(puzzles, solutions, budget, out, t_step, t_event):
         for _ in range(2):
             if record:
                 rate_one(puzzles[i], solutions[i], budget, out[i], val, cand, bb, H, E,
-                         effort, scratch, links, W, t_step[i], t_event[i], True)
+                         effort, scratch, links, W, X, t_step[i], t_event[i], True)
             else:
                 rate_one(puzzles[i], solutions[i], budget, out[i], val, cand, bb, H, E,
-                         effort, scratch, links, W, no_steps, no_events, False)
+                         effort, scratch, links, W, X, no_steps, no_events, False)
             if out[i, STATUS] != AGAIN:
                 break
             W = new_work(effort, True)
+            X = inner_work(W)
 
 
 @compiled.kernel("(readonly i8[::1], i8[::1]) -> b1")
@@ -275,8 +279,10 @@ def first_hint(cand, H):
             if (cand[c] >> d) & 1:
                 bb[d, c // 27] |= np.int64(1) << (c % 27)
     E = np.zeros(HINT_SIZE, np.int64)
-    effort = np.zeros(1, np.int64)
+    effort = np.zeros(2, np.int64)  # (no budget)
     scratch = np.zeros((5, NODES + 1), np.int32)
     links = np.zeros((NODES, 30), np.int16)
-    return next_step(val, c2, bb, H, E, effort, scratch, links) or assumptions(
-        val, c2, H, new_work(effort, True))
+    if next_step(val, c2, bb, H, E, effort, scratch, links):
+        return True
+    W = new_work(effort, True)
+    return assumptions(val, c2, H, W, inner_work(W))

@@ -13,7 +13,8 @@ from pipeline.sudoku.engine import solve_batch
 
 DATA = Path(__file__).parent / "data"
 EXACT_BELOW = 65  # the puzzles serate rates without chains
-BUDGET_NESTED = rate.DEFAULT_BUDGET  # (every puzzle of nested.jsonl fits the default)
+BUDGET_NESTED = rate.DEFAULT_BUDGET  # (every puzzle of nested*.jsonl fits the default)
+NESTED_DYNAMIC = 6  # the records of nested_dynamic.jsonl
 BEYOND_FROM = 105  # the first rating of the techniques not yet there (nested dynamic chains)
 LADDER = 49  # the techniques the recorded paths take, ours up to dynamic chains (+)
 
@@ -257,6 +258,42 @@ def test_nested_forcing_chains_whole_paths_are_serates():
                                                           ("er", "ep", "ed")), r["source"]
         assert rate.TECHNIQUES[got.technique[0]] == r["technique"], r["source"]
     assert len(records) == 15 and nested[0] >= 9 and nested[1] >= 6
+
+
+def test_nested_dynamic_forcing_chains_whole_paths_are_serates():
+    """Puzzles of forum hardest 1106 whose ER is set by Dynamic Forcing Chains (+ Dynamic
+    Forcing Chains), 10.5 and up (nested_dynamic.jsonl): a run that is stuck takes what
+    every dynamic forcing chain on its grid removes, each such chain's parents the
+    candidates gone from the run's grid that its ons' causes need. Their whole paths step
+    by step as serate takes them (contradictions, cells and regions nested), and ER, EP,
+    ED and ER's technique."""
+    import json
+
+    records = [json.loads(line)
+               for line in (DATA / "nested_dynamic.jsonl").read_text().splitlines()]
+    kinds = set()
+    for r in records:
+        ours = rate.path(r["puzzle"], budget=BUDGET_NESTED)
+        assert [(s.rating, s.text) for s in ours] == [tuple(x) for x in r["steps"]], r["source"]
+        kinds |= {s.technique.split()[1] for s in ours
+                  if s.technique.endswith("(+ Dynamic Forcing Chains)")}
+        got = rate.rate([r["puzzle"]], budget=BUDGET_NESTED)
+        assert (got.er[0], got.ep[0], got.ed[0]) == tuple(_tenths(str(r[k])) for k in
+                                                          ("er", "ep", "ed")), r["source"]
+        assert rate.TECHNIQUES[got.technique[0]] == r["technique"], r["source"]
+    assert len(records) == NESTED_DYNAMIC and {"Contradiction", "Region"} <= kinds
+
+
+def test_budget_stops_inside_a_step_of_nested_dynamic_chains():
+    """Such a step can take seconds: the budget is read between its runs' looks too, so a
+    puzzle stops inside it (the step before it is the last one taken), not after it."""
+    puzzle = "......7....71.9...68..7......1.9.6.....3...2..4......3..8.6.1..5......4..1...2..5"
+    whole = rate.rate([puzzle])
+    assert rate.STATUS_NAMES[whole.status[0]] == "ok" and whole.er[0] == 114
+    cut = rate.rate([puzzle], budget=600_000)  # past its first three steps, short of the 4th
+    assert rate.STATUS_NAMES[cut.status[0]] == "budget"
+    assert (cut.steps[0], cut.reached[0]) == (3, 105)
+    assert [s.rating for s in rate.path(puzzle, budget=600_000)] == [1.2, 2.6, 10.5]
 
 
 def test_aligned_pair_of_cells_that_do_not_see_each_other():
