@@ -391,10 +391,11 @@ def walk(W, cand, slot, root, rpar, nr, cause, npp, key):
 
 @compiled.helper(_nrt=False)
 def collect(W, cand, slot, q, qpar, nq, other, sk, cause, n):
-    """Record in W's nested scratch (the run's that looks: inner_work) a hint of W's pass: a contradiction (sk CONTRADICTION:
-    q, whose parents are qpar[:nq], meets node `other` of slot's run; the run's assumption
-    goes) or a conclusion q that the runs of slot and of W.sl[:n] all reach (its complexity
-    their chains' nodes summed; `cause` their assumptions' cause, gone_by's)."""
+    """Record a hint of W's pass in W's nested scratch (shared with the run that looks:
+    inner_work): a contradiction (sk CONTRADICTION: q, whose parents are qpar[:nq], meets
+    node `other` of slot's run; the run's assumption goes) or a conclusion q that the runs
+    of slot and of W.sl[:n] all reach (its complexity their chains' nodes summed; `cause`
+    their assumptions' cause, gone_by's)."""
     N = W.nest
     N.kmark[NODES] += 1  # (a parent once)
     if sk == CONTRADICTION:
