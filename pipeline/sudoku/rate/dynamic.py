@@ -76,12 +76,14 @@ from pipeline.sudoku.rate.nested import (
     mix,
     nested_look,
     new_nested,
+    no_hints,
     offs_of,
     record,
     reset_pass,
 )
 from pipeline.sudoku.rate.plus import plus
 from pipeline.sudoku.rate.techniques import (
+    CHAIN_BASE,
     ELIMS,
     INFO,
     NELIM,
@@ -115,7 +117,6 @@ from pipeline.sudoku.rate.techniques import (
 )
 
 NISHIO, MULTIPLE, DYNAMIC, PLUS, NEST2, NEST3, NEST4 = 0, 1, 2, 3, 4, 5, 6
-BASE = np.array([75, 80, 85, 90, 95, 100, 105], np.int64)
 # each kind's techniques: contradiction, double, cell, region
 KIND_TECH = np.array([[T_NISHIO, 0, 0, 0], [0, 0, T_CELL_FC, T_REGION_FC],
                       [T_DYN_CONTRADICTION_FC, T_DYN_DOUBLE_FC, T_DYN_CELL_FC, T_DYN_REGION_FC],
@@ -127,6 +128,7 @@ KIND_TECH = np.array([[T_NISHIO, 0, 0, 0], [0, 0, T_CELL_FC, T_REGION_FC],
                        T_NEST3_REGION_FC],
                       [T_NEST4_CONTRADICTION_FC, T_NEST4_DOUBLE_FC, T_NEST4_CELL_FC,
                        T_NEST4_REGION_FC]], np.int64)
+BASE = CHAIN_BASE[KIND_TECH].max(axis=1)  # each kind's base rating (tenths)
 # serate's sort keys of the conclusions, its order among equally complex ones
 DOUBLE, CELL, REGION, CONTRADICTION = 1, 5, 6, 7
 # A run's record lives in a slot: slot cell * 9 + digit the run from that candidate on,
@@ -415,7 +417,8 @@ def collect(W, cand, slot, q, qpar, nq, other, sk, cause, n):
     N.rm[0] = bit if t & 1 else cand[c] & ~bit  # an on goes, or an off's cell is placed
     if N.rm[0] == 0:
         return  # nothing to remove: no hint
-    record(N, java_rating(8.5, cx), cx, sk, key, N.pp, npp, N.rc, N.rm, 1, STORED)
+    record(N, java_rating(BASE[DYNAMIC] / 10, cx), cx, sk, key, N.pp, npp, N.rc, N.rm, 1,
+           STORED)
 
 
 @compiled.helper(_nrt=False)
@@ -423,10 +426,7 @@ def dynamic_hints(W, val, cand, g):
     """Every hint of dynamic forcing chains (serate's, no (+)) on g, the grid a run left
     (cand: the step's), recorded in the nested scratch W shares with that run's Work
     (inner_work) in serate's order before its sort (nested.offs_of sorts them)."""
-    N = W.nest
-    N.nh[0] = 0
-    N.np[0] = 0
-    N.nr[0] = 0
+    no_hints(W.nest)
     for c in range(81):
         W.step[c] = cand[c]
     W.coll[0] = 1

@@ -219,12 +219,18 @@ def cycle_removals(N, g, nodes, nn, rc, rm):
     return nr
 
 
-@compiled.helper()
-def look(N, val, cand, g, n):
-    """Every hint on the run's grid g, recorded in N (serate's order, before sorting)."""
+@compiled.helper(inline="always")
+def no_hints(N):
+    """Forget the hints of the last look (record's pools start again)."""
     N.nh[0] = 0
     N.np[0] = 0
     N.nr[0] = 0
+
+
+@compiled.helper()
+def look(N, val, cand, g, n):
+    """Every hint on the run's grid g, recorded in N (serate's order, before sorting)."""
+    no_hints(N)
     links = N.links
     build_links(g, n, links)
     nodes = N.pp
@@ -427,9 +433,7 @@ def multiple_look(N, val, cand, g, n):
     it is) on the run's grid g, recorded in N (serate's order, before sorting): cells of
     three digits or more; each digit's regions where the cell is its first place, then the
     cell's own."""
-    N.nh[0] = 0
-    N.np[0] = 0
-    N.nr[0] = 0
+    no_hints(N)
     N.sgen[0] += 1
     rc = N.rc
     rm = N.rm
