@@ -216,7 +216,7 @@ def to_negation(links, start, use_x, use_y, limit, depth, queue, seen):
 
 
 @compiled.helper(_nrt=False)
-def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back, mark):
+def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back, mark, anc):
     """Serate's search for loops back to `start` (on), breadth first, Y links before X: an
     on node is reached once, an off node once from each on node it is not an ancestor of
     (so that a loop through it by another way is seen). The queue's entries: qn the node,
@@ -229,7 +229,8 @@ def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back, ma
     How far back node m is: as far as m's negation from the start's off (a link read
     backwards and negated is a link, so a way back is a way out from the start's off),
     back[] of the caller's breadth first search from there under the same limit (bfs, its
-    marks in mark[])."""
+    marks in mark[]). anc[] marks the ancestors of the entry at hand (anc[NODES] its
+    stamp): one walk up its path, not one for each of its links."""
     bounded = limit < NODES
     mg = mark[NODES]
     seen[NODES] += 1
@@ -241,6 +242,7 @@ def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back, ma
     head = 0
     tail = 1
     closers[0] = 0
+    stamp = 0
     while head < tail:
         e = head
         n = qn[e]
@@ -248,6 +250,13 @@ def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back, ma
         dn = qd[e] + 1
         if dn + 1 > limit:
             return -tail
+        if n & 1:  # its links are offs: mark its ancestors
+            anc[NODES] += 1
+            stamp = anc[NODES]
+            up = qp[e]
+            while up >= 0:
+                anc[qn[up]] = stamp
+                up = qp[up]
         for part in range(2):  # Y links, then X
             count, base = links_of(links, n, part, use_x, use_y)
             for k in range(count):
@@ -256,12 +265,8 @@ def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back, ma
                     if seen[m] == gen:
                         continue
                     seen[m] = gen
-                else:  # off: again from another on, unless it is an ancestor
-                    up = e
-                    while up >= 0 and qn[up] != m:
-                        up = qp[up]
-                    if up >= 0:
-                        continue
+                elif anc[m] == stamp:  # off: again from another on, unless an ancestor
+                    continue
                 if bounded and (mark[m ^ 1] != mg or dn + back[m ^ 1] > limit):
                     continue  # no way back within the limit
                 if tail >= qn.shape[0]:
@@ -389,6 +394,14 @@ def longest(base, rating):
     return n
 
 
+@compiled.helper()
+def limits(rating):
+    """longest() for the bases of cycles (6.5), X-chains (6.6) and chains with both links
+    (7.0): the searches' limits while the best hint is rated `rating` (made again only
+    when that changes: a few hundred operations, against a search of a few thousand)."""
+    return longest(65, rating), longest(66, rating), longest(70, rating)
+
+
 @compiled.helper(inline="always")
 def easier(H, r, nodes):
     """A chain of rating r and `nodes` nodes goes before H's: easier, or as easy and
@@ -423,7 +436,10 @@ def chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, links, 
     forw = np.empty(81, np.int64)
     back = np.empty(NODES, np.int32)  # loops' ways back to the start, marked by mark
     mark = np.zeros(NODES + 1, np.int32)
+    anc = np.zeros(NODES + 1, np.int64)  # loops' marks of an entry's ancestors
     reached = np.empty(NODES, np.int32)  # that search's nodes, in order
+    rated = -1  # the rating the limits are for (limits: they change with H's)
+    lim65 = lim66 = lim70 = NODES
     for kind in (1, 0, 2):  # 0: Y links only, 1: X only, 2: both
         use_x = kind >= 1
         use_y = kind != 1
@@ -440,12 +456,15 @@ def chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, links, 
                 start = node | 1
                 effort[0] += 1
                 base = 70 if kind == 2 else 65
-                limit = longest(base, min(H[RATING], level))
+                if min(H[RATING], level) != rated:
+                    rated = min(H[RATING], level)
+                    lim65, lim66, lim70 = limits(rated)
+                limit = lim70 if kind == 2 else lim65
                 nb = 0  # under a limit, the search from the start's off (loops' ways back)
                 if limit < NODES:
                     nb = bfs(links, node, use_x, use_y, limit, -1, qp, back, reached, mark)
                 if loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back,
-                         mark) < 0:
+                         mark, anc) < 0:
                     whole = False
                 for k in range(1, closers[0] + 1):  # the shortest loop that eliminates
                     last = closers[k]
@@ -466,7 +485,10 @@ def chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, links, 
                 for on in (1, 0):
                     start = node | on
                     effort[0] += 1
-                    limit = longest(70 if kind == 2 else 66, min(H[RATING], level))
+                    if min(H[RATING], level) != rated:
+                        rated = min(H[RATING], level)
+                        lim65, lim66, lim70 = limits(rated)
+                    limit = lim70 if kind == 2 else lim66
                     if on == 0 and nb != 0:  # that search went as far (the limit is lower)
                         nodes = negation_within(reached, nb, back, mark, limit)
                     else:

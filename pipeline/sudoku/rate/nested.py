@@ -71,7 +71,7 @@ TABLE = 1 << 17  # the distinct hints of a kind of chains' pass (nested ids)
 WORDS = (NODES + 63) // 64
 STORED = -2  # record's kind of a hint that keeps its parents, not its path
 
-# Per look: links (chains.build_links's, of g), the searches' scratch (parent .. mark),
+# Per look: links (chains.build_links's, of g), the searches' scratch (parent .. anc),
 # hints (diff, cx, sk, key, rh: removal set's hash; hk: record's kind; po/pn their path in
 # path[]; ro/rn their removals in rem[] as cell << 9 | digits), sort/keep scratch (kept,
 # tmp, hseen/hmark, emark), kmark the parents met; the static runs of multiple chains (shas
@@ -80,7 +80,7 @@ STORED = -2  # record's kind of a hint that keeps its parents, not its path
 # complexities (tcx) and keys (tkey, index tix), tcount, tmark (dynamic.py's: tmark[id] ==
 # W.cgen, counted for that conclusion); over: a pool ran out.
 Nested = namedtuple("Nested", "links parent depth queue seen qn qp qd closers back mark "
-                              "forw bck diff cx sk key rh po pn ro rn path rem nh np nr "
+                              "anc forw bck diff cx sk key rh po pn ro rn path rem nh np nr "
                               "kept kmark tcx tkey tix tcount over pp rc rm tmp hseen hmark emark "
                               "hk seg shas sorder scount spar smade sgen sqon sqoff sl tmark")
 
@@ -99,7 +99,8 @@ def new_nested(big):
                np.empty(nodes, e64), np.zeros(nodes + 1, e64), np.empty(nodes * 16, e32),
                np.empty(nodes * 16, e32), np.empty(nodes * 16, e32),
                np.empty(closers, e64), np.empty(nodes, e32),
-               np.zeros(nodes + 1, e32), np.empty(81, e64), np.empty(81, e64),
+               np.zeros(nodes + 1, e32), np.zeros(nodes + 1, e64), np.empty(81, e64),
+               np.empty(81, e64),
                np.empty(maxh, np.float64), np.empty(maxh, e64), np.empty(maxh, e64),
                np.empty(maxh, e64), np.empty(maxh, e64), np.empty(maxh, e64),
                np.empty(maxh, e64), np.empty(maxh, e64), np.empty(maxh, e64),
@@ -251,7 +252,7 @@ def look(N, val, cand, g, n):
                 x &= x - 1
                 start = ((c * 9 + d) << 1) | 1
                 if loops(links, start, use_x, use_y, NODES, N.qn, N.qp, N.qd, N.seen,
-                         N.closers, N.back, N.mark) < 0 or N.closers[0] + 2 >= N.closers.shape[0]:
+                         N.closers, N.back, N.mark, N.anc) < 0 or N.closers[0] + 2 >= N.closers.shape[0]:
                     N.over[0] = 1  # (a loop not seen: the hints would not be serate's)
                 for k in range(1, N.closers[0] + 1):
                     e = N.closers[k]
