@@ -198,6 +198,28 @@ def test_forms_read_from_text_are_the_packed_digits(texts, data):
         classes.forms(pa.array(spoilt), "run")
 
 
+@given(st.lists(st.lists(st.integers(0, 2**64 - 1), min_size=5, max_size=5), max_size=30),
+       st.integers(0, 2**32))
+def test_form_hash_is_splitmix_over_the_words(rows, seed):
+    """The compiled hash is this, written out on Python ints."""
+    m = (1 << 64) - 1
+
+    def mix(z):
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
+        return z ^ (z >> 31)
+
+    golden = 0x9E3779B97F4A7C15
+    want = []
+    for words in rows:
+        h = mix((seed * golden + 1) & m)
+        for w in words:
+            h = mix(h ^ w)
+        want.append(mix((h + golden) & m))
+    got = classes.form_hash(np.array(rows, np.uint64).reshape(-1, 5), seed)
+    assert got.dtype == np.uint64 and got.tolist() == want
+
+
 FORM_HASH_7 = 0x58C4EC2279CBEC6D  # computed once and pinned
 
 
