@@ -227,24 +227,24 @@ def kernel_code(source: str) -> str:
     constants and tables they read) and every plain function those use, without docstrings,
     comments or layout. A message in a Python function beside the kernels is not in it, so
     editing one does not ask for a new build."""
-    tree = ast.parse(source)
+    tree = _without_docstrings(ast.parse(source))  # the module's own too
     defs = {n.name: n for n in tree.body
             if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
-    kept: list[ast.AST] = []
+    kept: set[int] = set()
     wanted: set[str] = set()
     for node in tree.body:
         if node in defs.values() and not _is_kernel(node):
             continue
-        kept.append(node)
+        kept.add(id(node))
         wanted |= _names(node)
-    seen = {id(n) for n in kept}
     while wanted:
         node = defs.get(wanted.pop())
-        if node is not None and id(node) not in seen:
-            seen.add(id(node))
-            kept.append(node)
+        if node is not None and id(node) not in kept:
+            kept.add(id(node))
             wanted |= _names(node)
-    return "\n".join(ast.dump(_without_docstrings(n)) for n in kept)
+    # in the source's order: the set's order changes with each process's hash seed, and
+    # the digest must not (a process that cannot read the digests' file computes its own)
+    return "\n".join(ast.dump(n) for n in tree.body if id(n) in kept)
 
 
 def _is_kernel(node) -> bool:

@@ -117,6 +117,10 @@ def test_module_name_follows_the_sources_and_the_cpu(tmp_path, monkeypatch):
     grid.write_text(text.replace(message, '"no digit repeats in this grid"')
                     .replace(docstring, '"""Turn puzzle strings'))
     assert compiled.module_name() == first
+    head = '"""Compiled Sudoku solver kernel (numba).'  # the module's own docstring
+    assert engine.read_text().startswith(head)
+    engine.write_text(engine.read_text().replace(head, '"""The solver kernel, compiled.', 1))
+    assert compiled.module_name() == first
     # Code does: a kernel, a table a kernel reads.
     engine.write_text(engine.read_text() + "\n\n@compiled.helper()\ndef _more(x):\n"
                       "    return x + 1\n")
@@ -129,6 +133,22 @@ def test_module_name_follows_the_sources_and_the_cpu(tmp_path, monkeypatch):
     assert other_cpu not in (None, first)
     monkeypatch.setattr(compiled, "_cpu_flags", lambda: None)
     assert compiled.module_name() is None  # features unknown: never a compiled module
+
+
+def test_module_name_is_the_same_in_every_process():
+    """A process that cannot use the digests' file (a read-only package, a copy on another
+    machine, files touched) works the name out again: whatever its hash seed (the order
+    of Python's sets), it must find the module that was built."""
+    code = ("from pipeline import compiled\n"
+            "compiled._load_digests = dict\n"
+            "compiled._save_digests = lambda known: None\n"
+            "print(compiled.module_name())\n")
+    names = set()
+    for seed in ("0", "1", "2", "3", "4"):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=True, cwd=REPO, env={**os.environ, "PYTHONHASHSEED": seed})
+        names.add(out.stdout.strip())
+    assert len(names) == 1 and names.pop().startswith("_kernels_")
 
 
 def test_a_module_not_built_is_an_error_only_when_strict(monkeypatch, capsys):
