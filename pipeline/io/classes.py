@@ -11,7 +11,7 @@ Memory stays flat by a hash spill, never by holding a run:
   is the forms' order. A 64-bit hash u of (seed, words) picks one of K buckets by its top
   bits (u * K / 2^64), so bucket b holds exactly the classes with u in [b/K, (b+1)/K): the
   buckets, in order, list the classes in (u, words) order.
-* Pass 1 streams the parts once and appends a 60-byte record per row with a form (words,
+* Pass 1 streams the parts once and appends a 68-byte record per row with a form (words,
   key = source index << 40 | row, stratum code) to K bucket files, K = rows / memory_rows,
   through one buffer of memory_rows records. A run of at most memory_rows rows is one bucket
   and never touches the disk (the same code path); `distinct_classes` counts such a run's
