@@ -158,6 +158,15 @@ def _pack_text(chars, words):
     return True
 
 
+@compiled.helper(inline="always")
+def _same_words(words, a, b):
+    """Whether rows a and b of words are equal."""
+    for k in range(words.shape[1]):
+        if words[a, k] != words[b, k]:
+            return False
+    return True
+
+
 @compiled.kernel("(readonly u8[::1], readonly u8[:, ::1], readonly i8[::1], readonly i8[::1], "
                  "i8, i8[::1], b1[::1]) -> i8", nogil=True)
 def _entries(u, words, key, order, shift, out, new_class):
@@ -178,12 +187,7 @@ def _entries(u, words, key, order, shift, out, new_class):
             seen = False
             found = -1
             for q in range(first, m):  # the hash's entries so far
-                same = True
-                for k in range(words.shape[1]):
-                    if words[out[q], k] != words[r, k]:
-                        same = False
-                        break
-                if same:
+                if _same_words(words, out[q], r):
                     seen = True
                     if key[out[q]] >> shift == src:
                         found = q
@@ -197,15 +201,6 @@ def _entries(u, words, key, order, shift, out, new_class):
             j += 1
         i = j
     return m
-
-
-@compiled.helper(inline="always")
-def _same_words(words, a, b):
-    """Whether rows a and b of words are equal."""
-    for k in range(words.shape[1]):
-        if words[a, k] != words[b, k]:
-            return False
-    return True
 
 
 @compiled.kernel("(readonly u8[::1], readonly u8[:, ::1], readonly i8[::1], i8[::1]) -> i8",
