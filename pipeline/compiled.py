@@ -93,7 +93,24 @@ def _jit(fn, options):
     from numba import njit
 
     _cache_by_digest()
-    return njit(cache=True, **options)(fn)
+    return _typed_plainly(njit(cache=True, **options)(fn))
+
+
+def _typed_plainly(dispatcher):
+    """numba compiles a function called from a kernel once for each set of argument types,
+    and types a constant argument as its own value (`walk(..., -1, ...)`: Literal[int](-1)),
+    so each constant passed meant one more compilation of the function and of everything it
+    calls: half the build's time. Its calls are typed here by the plain types instead."""
+    from numba.core import types
+
+    typed = dispatcher.get_call_template
+
+    def get_call_template(args, kws):
+        return typed(tuple(types.unliteral(a) for a in args),
+                     {k: types.unliteral(v) for k, v in kws.items()})
+
+    dispatcher.get_call_template = get_call_template
+    return dispatcher
 
 
 CACHE_DIR = HERE / ".numba-cache"  # numba's cache, a folder per digest of the kernels' code

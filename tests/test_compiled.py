@@ -202,6 +202,27 @@ def test_numbas_cache_is_a_folder_per_digest_of_every_kernel_module(tmp_path):
     assert cache_dir().startswith(str(tmp_path / "mine"))
 
 
+def test_a_function_called_with_constants_compiles_once_per_plain_types():
+    """numba types a constant argument as its own value and compiled a function once for
+    each constant a kernel passed it (the rater's `walk` sixteen times): the package's
+    numba functions are typed by the plain types of their arguments."""
+    from numba import njit
+
+    def add(x, y):
+        return x + y
+
+    plain = njit(add)
+    ours = compiled._typed_plainly(njit(add))
+
+    @njit
+    def calls(x):
+        return plain(x, 1) + plain(x, 2) + plain(3, x) + ours(x, 1) + ours(x, 2) + ours(3, x)
+
+    assert calls(5) == 2 * (6 + 7 + 8)
+    assert len(plain.signatures) == 3  # numba's own way: one for each constant
+    assert [tuple(map(str, s)) for s in ours.signatures] == [("int64", "int64")]
+
+
 @needs_aot
 def test_compiled_kernels_refuse_wrong_arrays_instead_of_misreading_them():
     from pipeline.sudoku import engine
