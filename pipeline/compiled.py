@@ -99,8 +99,9 @@ def _jit(fn, options):
 def _typed_plainly(dispatcher):
     """numba compiles a function called from a kernel once for each set of argument types,
     and types a constant argument as its own value (`walk(..., -1, ...)`: Literal[int](-1)),
-    so each constant passed meant one more compilation of the function and of everything it
-    calls: half the build's time. Its calls are typed here by the plain types instead."""
+    so each constant passed meant one more compilation of the function, its callees' code
+    optimised again inside it: about half the build's time. Its calls are typed here by the
+    plain types instead."""
     from numba.core import types
 
     typed = dispatcher.get_call_template
