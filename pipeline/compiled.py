@@ -171,11 +171,13 @@ def helper(**options):
     return wrap
 
 
-def intrinsic(fn):
-    """LLVM code generation for kernels (numba.extending.intrinsic), unused with the
-    compiled module."""
+def intrinsic(fn=None, *, python=None):
+    """LLVM code generation for kernels (numba.extending.intrinsic). With the compiled
+    module, `python`: the same in Python, for a helper run as Python (tests call some)."""
+    if fn is None:
+        return lambda f: intrinsic(f, python=python)
     if loaded() is not None:
-        return fn
+        return python if python is not None else fn
     from numba.extending import intrinsic as numba_intrinsic
 
     return numba_intrinsic(fn)

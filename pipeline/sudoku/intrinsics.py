@@ -22,7 +22,11 @@ if compiled.loaded() is None:  # numba compiles the kernels here: the intrinsics
     _V8I32 = ir.VectorType(ir.IntType(32), 8)
 
 
-@compiled.intrinsic
+def _cttz_python(x):
+    return (int(x) & -int(x)).bit_length() - 1
+
+
+@compiled.intrinsic(python=_cttz_python)
 def cttz(typingctx, x):
     """Count trailing zeros of a non-zero int64."""
     if not isinstance(x, types.Integer):
