@@ -1217,6 +1217,8 @@ def aligned_triplet(val, cand, H, E):
     twin = np.zeros(40, np.int64)
     common = np.zeros(20, np.int64)
     cells = np.zeros(3, np.int64)
+    partner = np.zeros(9, np.int64)
+    three = np.zeros(20, np.int64)
     for n2 in range(1, nb):
         c1 = base[n2]
         for n1 in range(n2):
@@ -1249,6 +1251,22 @@ def aligned_triplet(val, cand, H, E):
                 cells[0] = c0
                 cells[1] = c1
                 cells[2] = c2
+                # what the common excluders deny c2 once a and b are chosen: one of two
+                # digits {x, y} takes y when x is chosen (partner[x]), and every digit when
+                # both are; one of three digits takes the third when the two others are
+                for k in range(9):
+                    partner[k] = 0
+                n3 = 0
+                for i in range(nc):
+                    e = common[i]
+                    if POP9[e] == 2:
+                        x = lowbit(e)
+                        y = lowbit(e & (e - 1))
+                        partner[x] |= 1 << y
+                        partner[y] |= 1 << x
+                    else:
+                        three[n3] = e
+                        n3 += 1
                 ok0 = 0
                 ok1 = 0
                 ok2 = 0
@@ -1260,22 +1278,23 @@ def aligned_triplet(val, cand, H, E):
                     while m1:
                         b = lowbit(m1)
                         m1 &= m1 - 1
-                        if a == b and SEES[c0, c1]:
-                            continue
-                        ab = (1 << a) | (1 << b)
+                        deny = partner[a] | partner[b]
+                        if a == b:
+                            if SEES[c0, c1]:
+                                continue
+                        elif (partner[a] >> b) & 1:
+                            continue  # an excluder holds just a and b: no digit for c2
+                        else:
+                            ab = (1 << a) | (1 << b)
+                            for i in range(n3):
+                                if three[i] & ab == ab:
+                                    deny |= three[i] & ~ab
                         # c2's digits that, with a and b, leave every common excluder one
-                        free = cand[c2]
+                        free = cand[c2] & ~deny
                         if SEES[c0, c2]:
                             free &= ~(1 << a)
                         if SEES[c1, c2]:
                             free &= ~(1 << b)
-                        for i in range(nc):
-                            rest = common[i] & ~ab
-                            if rest == 0:
-                                free = 0
-                                break
-                            if POP9[rest] == 1:
-                                free &= ~rest
                         if free:
                             ok0 |= 1 << a
                             ok1 |= 1 << b
