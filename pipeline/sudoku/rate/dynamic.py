@@ -594,10 +594,11 @@ def run(W, cand, slot, start, dynamic, y, lvl, X):
     return -1
 
 
-@compiled.helper(_nrt=False)
+@compiled.helper(inline="always")
 def made(W, cand, c, d, dynamic, y, lvl, X):
     """The run from candidate d of cell c on, in its slot (made the first time this kind of
-    chains asks); what it returned, as run(), with W.hit."""
+    chains asks); what it returned, as run(), with W.hit. Inlined: most calls find the run
+    made, and a call passes the hundreds of words of W's arrays (and X's)."""
     slot = c * 9 + d
     if not W.made[slot]:
         W.effort[0] += 1
@@ -748,21 +749,22 @@ def chains_of(W, val, cand, mode, X):
 
 
 def _again(names):
-    """The functions `names` of this module compiled a second time, as other numba
-    functions calling each other: numba takes any call of a function it is compiling for
-    recursion, whatever the arguments, and a run of NEST4 (run) reaches dynamic_hints,
-    whose pass runs chains_of, made, houses and run again (with no nested chains: X None)."""
+    """The functions `names` (name: helper options) of this module compiled a second time,
+    as other numba functions calling each other: numba takes any call of a function it is
+    compiling for recursion, whatever the arguments, and a run of NEST4 (run) reaches
+    dynamic_hints, whose pass runs chains_of, made, houses and run again. The copies are
+    called with X None, as the kinds below NEST4 call them too (assumptions)."""
     import types
 
     env = dict(globals())
     made_again = {}
-    for name in names:
+    for name, options in names.items():
         fn = env[name]
         fn = getattr(fn, "py_func", fn)
         copy = types.FunctionType(fn.__code__, env, fn.__name__, fn.__defaults__,
                                   fn.__closure__)
         copy.__qualname__ = f"inner_{fn.__qualname__}"
-        made_again[name] = compiled.helper(_nrt=False)(copy)
+        made_again[name] = compiled.helper(**options)(copy)
     env.update(made_again)
     return made_again["chains_of"]
 
@@ -801,11 +803,17 @@ def assumptions(val, cand, H, W, X):
     False when none does. W: new_work's, reused from step to step; X its inner_work, for
     the dynamic chains nested in NEST4's runs (W itself while W's nested scratch is
     stand-ins: chains_of asks for the real ones before any nested run)."""
-    for mode in (NISHIO, MULTIPLE, DYNAMIC, PLUS, NEST2, NEST3, NEST4):
-        if chains_of(W, val, cand, mode, X):
+    for mode in (NISHIO, MULTIPLE, DYNAMIC, PLUS, NEST2, NEST3):
+        # only NEST4's runs need X: the others' are the copies compiled without it (a
+        # call passes every word of its Works' hundred arrays, and a step makes thousands)
+        if inner_chains_of(W, val, cand, mode, None):
             offer_best(W, cand, H, mode)
             return True
+    if chains_of(W, val, cand, NEST4, X):
+        offer_best(W, cand, H, NEST4)
+        return True
     return False
 
 
-inner_chains_of = _again(("run", "made", "houses", "chains_of"))
+inner_chains_of = _again({"run": {"_nrt": False}, "made": {"inline": "always"},
+                          "houses": {"_nrt": False}, "chains_of": {"_nrt": False}})
