@@ -23,6 +23,7 @@ if compiled.loaded() is None:  # numba compiles the kernels here: the intrinsics
 
 
 def _cttz_python(x):
+    """cttz in Python, for the helpers that tests run as Python beside the compiled module."""
     return (int(x) & -int(x)).bit_length() - 1
 
 
