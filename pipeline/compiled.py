@@ -163,10 +163,15 @@ class _Lazy:
 
 
 def helper(**options):
-    """A function only kernels call: numba's when kernels are compiled here, else unused."""
+    """A function only kernels call: numba's when kernels are compiled here, else unused.
+    Its options stay on it (`helper_options`), for a copy compiled the same way."""
 
     def wrap(fn):
-        return fn if loaded() is not None else _jit(fn, options)
+        if loaded() is not None:
+            return fn
+        jitted = _jit(fn, options)
+        jitted.helper_options = options
+        return jitted
 
     return wrap
 

@@ -749,18 +749,18 @@ def chains_of(W, val, cand, mode, X):
 
 
 def _again(names):
-    """The functions `names` (name: helper options) of this module compiled a second time,
-    as other numba functions calling each other: numba takes any call of a function it is
-    compiling for recursion, whatever the arguments, and a run of NEST4 (run) reaches
-    dynamic_hints, whose pass runs chains_of, made, houses and run again. The copies are
-    called with X None, as the kinds below NEST4 call them too (assumptions)."""
+    """The functions `names` of this module compiled a second time (with their own
+    options), as other numba functions calling each other: numba takes any call of a
+    function it is compiling for recursion, whatever the arguments, and a run of NEST4
+    (run) reaches dynamic_hints, whose pass runs chains_of, made, houses and run again. The
+    copies are called with X None, as the kinds below NEST4 call them too (assumptions)."""
     import types
 
     env = dict(globals())
     made_again = {}
-    for name, options in names.items():
-        fn = env[name]
-        fn = getattr(fn, "py_func", fn)
+    for name in names:
+        options = getattr(env[name], "helper_options", {})  # (none beside the compiled module)
+        fn = getattr(env[name], "py_func", env[name])
         copy = types.FunctionType(fn.__code__, env, fn.__name__, fn.__defaults__,
                                   fn.__closure__)
         copy.__qualname__ = f"inner_{fn.__qualname__}"
@@ -815,5 +815,4 @@ def assumptions(val, cand, H, W, X):
     return False
 
 
-inner_chains_of = _again({"run": {"_nrt": False}, "made": {"inline": "always"},
-                          "houses": {"_nrt": False}, "chains_of": {"_nrt": False}})
+inner_chains_of = _again(("run", "made", "houses", "chains_of"))
