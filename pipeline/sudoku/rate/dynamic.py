@@ -75,7 +75,6 @@ from pipeline.sudoku.rate.nested import (
     java_rating,
     mix,
     nested_look,
-    new_nested,
     no_hints,
     offs_of,
     record,
@@ -157,33 +156,23 @@ NEEDS_NESTED = 2  # W.over: the nested chains' scratch is wanted (1: a pool ran 
 # candidate d in g (n0: in the grid as it stands), to find a house left with two places.
 # val: the step's placed cells; adv .. agen: plus.py's (chains (+)). Nested chains: xpar/xn
 # each run's pool of parents, cgen/nsum the conclusion whose nested chains are counted
-# (nest.tmark[id] == cgen: counted) and their sum, nout/noutp a look's offs and their parents,
-# nest nested.py's scratch (stand-ins until a puzzle needs it), over: a pool ran out (the
-# rating would not be serate's), the budget did (effort[1]) or NEEDS_NESTED. A pass that
-# collects (dynamic_hints): coll[0] set, coll[1] while a contradiction met is recorded,
-# step the step's grid (what the hints' parents are gone from).
+# (N.tmark[id] == cgen: counted) and their sum, nout/noutp a look's offs and their parents;
+# over: a pool ran out (the rating would not be serate's), the budget did (effort[1]) or
+# NEEDS_NESTED. A pass that collects (dynamic_hints): coll[0] set, coll[1] while a
+# contradiction met is recorded, step the step's grid (what the hints' parents are gone
+# from). The nested looks' scratch (nested.py's, N) is passed beside W, and None to the
+# kinds below nested chains: a call passes every word of its arguments' arrays (N's are
+# about half), and those kinds make thousands of calls a step.
 Work = namedtuple("Work", "has order count npar par made cx hits g n0 n qon qoff mk mkn one sl "
                           "vis stack gen best hit effort val adv rc rm pp occ gp lost amark agen "
-                          "xpar xn cgen nsum nout noutp nest over coll step")
+                          "xpar xn cgen nsum nout noutp over coll step")
 
 
 @compiled.helper()
 def new_work(effort, nested):
-    """The chains' records and scratch, for a kernel's whole call; with `nested`, nested
-    chains' too (else stand-ins: chains_of asks for them through W.over)."""
-    return work_of(effort, nested, new_nested(nested))
-
-
-@compiled.helper()
-def inner_work(W):
-    """A second Work for the dynamic chains that W's runs nest (NEST4): its own records,
-    W's effort and nested scratch (its hints go there), no nested chains of its own."""
-    return work_of(W.effort, False, W.nest)
-
-
-@compiled.helper()
-def work_of(effort, nested, nest):
-    """new_work's, with this nested scratch."""
+    """The chains' records and scratch, for a kernel's whole call; with `nested`, the pool
+    of nested chains' parents too (else a stand-in: chains_of asks for it through W.over).
+    The nested looks' scratch (nested.new_nested) goes beside it, as N."""
     pool, outs = (XPOOL, 1 << 16) if nested else (1, 1)  # (no choice inside the call)
     return Work(np.zeros((SLOTS, WORDS), np.int64), np.empty((SLOTS, NODES), np.int16),
                 np.zeros(SLOTS, np.int64), np.empty((SLOTS, NODES), np.int8),
@@ -201,7 +190,7 @@ def work_of(effort, nested, nest):
                 np.zeros(1, np.int64), np.empty((SLOTS, pool), np.int16),
                 np.zeros(SLOTS, np.int64), np.zeros(1, np.int64),
                 np.zeros(1, np.int64), np.empty((NODES, 4), np.int64),
-                np.empty(outs, np.int64), nest,
+                np.empty(outs, np.int64),
                 np.zeros(1, np.int64), np.zeros(2, np.int64), np.zeros(81, np.int64))
 
 
@@ -211,8 +200,15 @@ def reached(W, slot, node):
     return (W.has[slot, node >> 6] >> (node & 63)) & 1
 
 
+@compiled.helper()
+def inner_work(W):
+    """A second Work for the dynamic chains that W's runs nest (NEST4): its own records,
+    W's effort, no nested chains of its own (its hints go to W's nested scratch, N)."""
+    return new_work(W.effort, False)
+
+
 @compiled.helper(_nrt=False)
-def ancestors(W, slot, root, rpar, nr, gen, cap):
+def ancestors(W, N, slot, root, rpar, nr, gen, cap):
     """The distinct nodes behind `root` (itself included) whose parents are rpar[:nr] (nr < 0:
     those slot's run gave it); the rest of the graph is slot's. Counting stops past `cap` (a conclusion that complex is
     not wanted). The nested chains met on the way add their complexity to W.nsum, once
@@ -238,11 +234,11 @@ def ancestors(W, slot, root, rpar, nr, gen, cap):
         if count > cap:
             return count
         m = npar[slot, n]
-        if m < 0:  # a nested chain's off: its parents in the run's pool
+        if N is not None and m < 0:  # a nested chain's off: its parents in the run's pool
             tid = par[slot, n, 3] | (np.int64(par[slot, n, 4]) << 15)
-            if W.nest.tmark[tid] != W.cgen[0]:
-                W.nest.tmark[tid] = W.cgen[0]
-                W.nsum[0] += W.nest.tcx[tid]
+            if N.tmark[tid] != W.cgen[0]:
+                N.tmark[tid] = W.cgen[0]
+                W.nsum[0] += N.tcx[tid]
             at = par[slot, n, 0] | (np.int64(par[slot, n, 1]) << 15)
             for k in range(par[slot, n, 2]):
                 q = W.xpar[slot, at + k]
@@ -261,12 +257,12 @@ def ancestors(W, slot, root, rpar, nr, gen, cap):
 
 
 @compiled.helper(_nrt=False)
-def behind(W, slot, node, cap):
+def behind(W, N, slot, node, cap):
     """The distinct nodes behind a node of slot's run, itself included (counted up to
     past cap)."""
     gen = W.gen
     gen[0] += 1
-    return ancestors(W, slot, node, W.one, -1, gen[0], cap)
+    return ancestors(W, N, slot, node, W.one, -1, gen[0], cap)
 
 
 @compiled.helper(inline="always")
@@ -347,13 +343,12 @@ def gone_by(N, step, g, q, cause, npp):
 
 
 @compiled.helper(_nrt=False)
-def walk(W, cand, slot, root, rpar, nr, cause, npp, key):
+def walk(W, N, cand, slot, root, rpar, nr, cause, npp, key):
     """One chain of a collected hint: the nodes behind `root` in slot's run (root's parents
     rpar[:nr]; nr < 0: the run's), breadth first, as serate lists a chain. Its ons' causes
-    add to W.nest.pp[:npp] the candidates gone from the run's grid (cand) since the step's
+    add to N.pp[:npp] the candidates gone from the run's grid (cand) since the step's
     (W.step) that they need: serate's parents of a nested hint; the assumption's cause is
     `cause` (gone_by's). The nodes are mixed into key. Returns (nodes, npp, key)."""
-    N = W.nest
     W.gen[0] += 1
     gen = W.gen[0]
     vis, queue = W.vis, W.stack
@@ -392,23 +387,22 @@ def walk(W, cand, slot, root, rpar, nr, cause, npp, key):
 
 
 @compiled.helper(_nrt=False)
-def collect(W, cand, slot, q, qpar, nq, other, sk, cause, n):
+def collect(W, N, cand, slot, q, qpar, nq, other, sk, cause, n):
     """Record a hint of W's pass in W's nested scratch (shared with the run that looks:
     inner_work): a contradiction (sk CONTRADICTION: q, whose parents are qpar[:nq], meets
     node `other` of slot's run; the run's assumption goes) or a conclusion q that the runs
     of slot and of W.sl[:n] all reach (its complexity their chains' nodes summed; `cause`
     their assumptions' cause, gone_by's)."""
-    N = W.nest
     N.kmark[NODES] += 1  # (a parent once)
     if sk == CONTRADICTION:
-        cx, npp, key = walk(W, cand, slot, q, qpar, nq, -2, 0, sk)
-        m, npp, key = walk(W, cand, slot, other, qpar, -1, -2, npp, key)
+        cx, npp, key = walk(W, N, cand, slot, q, qpar, nq, -2, 0, sk)
+        m, npp, key = walk(W, N, cand, slot, other, qpar, -1, -2, npp, key)
         cx += m
         t = W.order[slot, 0]
     else:
-        cx, npp, key = walk(W, cand, slot, q, qpar, -1, cause, 0, sk)
+        cx, npp, key = walk(W, N, cand, slot, q, qpar, -1, cause, 0, sk)
         for k in range(n):
-            m, npp, key = walk(W, cand, W.sl[k], q, qpar, -1, cause, npp, key)
+            m, npp, key = walk(W, N, cand, W.sl[k], q, qpar, -1, cause, npp, key)
             cx += m
         t = q ^ 1  # (as the assumption that would go: q's opposite)
     c = (t >> 1) // 9
@@ -422,36 +416,36 @@ def collect(W, cand, slot, q, qpar, nq, other, sk, cause, n):
 
 
 @compiled.helper(_nrt=False)
-def dynamic_hints(W, val, cand, g):
+def dynamic_hints(W, N, val, cand, g):
     """Every hint of dynamic forcing chains (serate's, no (+)) on g, the grid a run left
     (cand: the step's), recorded in the nested scratch W shares with that run's Work
     (inner_work) in serate's order before its sort (nested.offs_of sorts them)."""
-    no_hints(W.nest)
+    no_hints(N)
     for c in range(81):
         W.step[c] = cand[c]
     W.coll[0] = 1
-    inner_chains_of(W, val, g, DYNAMIC, None)  # (None: no nested chains in its runs)
+    inner_chains_of(W, N, val, g, DYNAMIC, None)  # (None: no nested chains in its runs)
     W.coll[0] = 0
     W.coll[1] = 0
 
 
 @compiled.helper(_nrt=False)
-def contradiction(W, cand, slot, q, qpar, nq, other):
+def contradiction(W, N, cand, slot, q, qpar, nq, other):
     """The complexity of a run's contradiction: node q (whose parents are qpar[:nq]) meets
     node `other` of the run; the nested chains behind either counted once. In a pass that
     collects (W.coll[1]), it is recorded as a hint too (collect)."""
-    if W.coll[1]:
-        collect(W, cand, slot, q, qpar, nq, other, CONTRADICTION, -2, 0)
+    if N is not None and W.coll[1]:
+        collect(W, N, cand, slot, q, qpar, nq, other, CONTRADICTION, -2, 0)
     W.cgen[0] += 1
     W.nsum[0] = 0
     gen = W.gen
     gen[0] += 1
-    a = ancestors(W, slot, q, qpar, nq, gen[0], NODES)
-    return a + behind(W, slot, other, NODES) + W.nsum[0]
+    a = ancestors(W, N, slot, q, qpar, nq, gen[0], NODES)
+    return a + behind(W, N, slot, other, NODES) + W.nsum[0]
 
 
 @compiled.helper(_nrt=False)
-def run(W, cand, slot, start, dynamic, y, lvl, X):
+def run(W, N, cand, slot, start, dynamic, y, lvl, X):
     """One run from `start`, recorded in slot; the complexity of the contradiction it
     stopped at, or -1 when it ran out without one. With `lvl` (chains (+)), a run that has
     nothing left to follow takes out what plus.py's rules find, and goes on; past them,
@@ -488,28 +482,29 @@ def run(W, cand, slot, start, dynamic, y, lvl, X):
                     add(W, slot, q, W.adv[i, 2:], W.adv[i, 1])
                     qoff[toff] = q
                     toff += 1
-            first = 2 if lvl >= 4 else 0
-            last = 3 if lvl >= 4 else lvl - 1
-            for rule in range(first, last if found == 0 else first):  # (the next only on none)
-                W.effort[0] += NESTED_EFFORT * (1 + 9 * min(rule, 1))
-                if rule == 2:
-                    found = 0
-                    if 0 < W.effort[1] < W.effort[0]:  # (a step of these can take minutes)
-                        W.over[0] = 1
-                        return -1
-                    if X is not None:  # (None in dynamic_hints' runs: numba drops this)
-                        dynamic_hints(X, W.val, cand, g)
-                        found = offs_of(W.nest, cand, g, W.n, W.nout, W.noutp)
-                else:
-                    found = nested_look(W.nest, W.val, cand, g, W.n, W.nout, W.noutp, rule)
-                for i in range(found):
-                    q = W.nout[i, 0]
-                    if not reached(W, slot, q):
-                        add_nested(W, slot, q, W.nout[i, 2], W.nout[i, 1], W.nout[i, 3])
-                        qoff[toff] = q
-                        toff += 1
-                if found:
-                    break
+            if N is not None:  # (None below nested chains: numba drops this)
+                first = 2 if lvl >= 4 else 0
+                last = 3 if lvl >= 4 else lvl - 1
+                for rule in range(first, last if found == 0 else first):  # (next: on none)
+                    W.effort[0] += NESTED_EFFORT * (1 + 9 * min(rule, 1))
+                    if rule == 2:
+                        found = 0
+                        if 0 < W.effort[1] < W.effort[0]:  # (a step of these can take minutes)
+                            W.over[0] = 1
+                            return -1
+                        if X is not None:  # (None in dynamic_hints' runs: numba drops this)
+                            dynamic_hints(X, N, W.val, cand, g)
+                            found = offs_of(N, cand, g, W.n, W.nout, W.noutp)
+                    else:
+                        found = nested_look(N, W.val, cand, g, W.n, W.nout, W.noutp, rule)
+                    for i in range(found):
+                        q = W.nout[i, 0]
+                        if not reached(W, slot, q):
+                            add_nested(W, slot, q, W.nout[i, 2], W.nout[i, 1], W.nout[i, 3])
+                            qoff[toff] = q
+                            toff += 1
+                    if found:
+                        break
             if hoff == toff:
                 break
         if hon < ton:
@@ -535,7 +530,7 @@ def run(W, cand, slot, start, dynamic, y, lvl, X):
                 q = mk[i, 0]
                 if reached(W, slot, q | 1):
                     W.hit[0] = (q >> 1) // 9 * 10 + (q >> 1) % 9 + 1
-                    return contradiction(W, cand, slot, q, one, 1, q | 1)
+                    return contradiction(W, N, cand, slot, q, one, 1, q | 1)
                 if not reached(W, slot, q):
                     add(W, slot, q, one, 1)
                     qoff[toff] = q
@@ -586,7 +581,7 @@ def run(W, cand, slot, start, dynamic, y, lvl, X):
             q = mk[i, 0]
             if reached(W, slot, q ^ 1):
                 W.hit[0] = (q >> 1) // 9 * 10 + (q >> 1) % 9 + 1
-                return contradiction(W, cand, slot, q, mk[i, 1:], mkn[i], q ^ 1)
+                return contradiction(W, N, cand, slot, q, mk[i, 1:], mkn[i], q ^ 1)
             if not reached(W, slot, q):
                 add(W, slot, q, mk[i, 1:], mkn[i])
                 qon[ton] = q
@@ -595,14 +590,14 @@ def run(W, cand, slot, start, dynamic, y, lvl, X):
 
 
 @compiled.helper(inline="always")
-def made(W, cand, c, d, dynamic, y, lvl, X):
+def made(W, N, cand, c, d, dynamic, y, lvl, X):
     """The run from candidate d of cell c on, in its slot (made the first time this kind of
     chains asks); what it returned, as run(), with W.hit. Inlined: most calls find the run
     made, and a call passes the hundreds of words of W's arrays (and X's)."""
     slot = c * 9 + d
     if not W.made[slot]:
         W.effort[0] += 1
-        W.cx[slot] = run(W, cand, slot, ((slot) << 1) | 1, dynamic, y, lvl, X)
+        W.cx[slot] = run(W, N, cand, slot, ((slot) << 1) | 1, dynamic, y, lvl, X)
         W.hits[slot] = W.hit[0]
         W.made[slot] = 1
     W.hit[0] = W.hits[slot]
@@ -628,7 +623,7 @@ def consider(W, cx, key, tech, node, cand, info0, info3):
 
 
 @compiled.helper(_nrt=False)
-def common(W, cand, first, n, key, tech, info0, info3):
+def common(W, N, cand, first, n, key, tech, info0, info3):
     """What the run in slot `first` and the runs in the slots W.sl[:n] all imply, in
     first's order (ons, then offs), each considered with the nodes behind it summed over
     the runs (in a pass that collects, each recorded: collect)."""
@@ -644,22 +639,22 @@ def common(W, cand, first, n, key, tech, info0, info3):
                     break
             if not everywhere:
                 continue
-            if W.coll[0]:
+            if N is not None and W.coll[0]:
                 cause = -1 if key == CELL else (info3 if key == REGION else -2)
-                collect(W, cand, first, q, W.one, -1, q, key, cause, n)
+                collect(W, N, cand, first, q, W.one, -1, q, key, cause, n)
                 continue
             W.cgen[0] += 1
             W.nsum[0] = 0
-            cx = behind(W, first, q, W.best[0])
+            cx = behind(W, N, first, q, W.best[0])
             for k in range(n):
                 if cx > W.best[0]:
                     break
-                cx += behind(W, W.sl[k], q, W.best[0] - cx)
+                cx += behind(W, N, W.sl[k], q, W.best[0] - cx)
             consider(W, cx + W.nsum[0], key, tech, q, cand, info0, info3)
 
 
 @compiled.helper(_nrt=False)
-def houses(W, val, cand, c, d, mode, X):
+def houses(W, N, val, cand, c, d, mode, X):
     """The region chains of digit d in the houses where cell c is its first place."""
     dynamic = mode != MULTIPLE
     lvl = mode - DYNAMIC if mode > DYNAMIC else 0
@@ -672,14 +667,14 @@ def houses(W, val, cand, c, d, mode, X):
         for k in range(9):
             o = HOUSE_CELLS[h, k]
             if o != c and (cand[o] >> d) & 1:
-                made(W, cand, o, d, dynamic, True, lvl, X)
+                made(W, N, cand, o, d, dynamic, True, lvl, X)
                 W.sl[n] = o * 9 + d
                 n += 1
-        common(W, cand, c * 9 + d, n, REGION, tech, c * 10 + d + 1, h)
+        common(W, N, cand, c * 9 + d, n, REGION, tech, c * 10 + d + 1, h)
 
 
 @compiled.helper(_nrt=False)
-def chains_of(W, val, cand, mode, X):
+def chains_of(W, N, val, cand, mode, X):
     """The least complex conclusion of this kind of chains, into W.best (in a pass that
     collects, W.coll[0], every conclusion recorded in X's nested scratch: dynamic_hints)."""
     dynamic = mode != MULTIPLE
@@ -692,7 +687,8 @@ def chains_of(W, val, cand, mode, X):
         if W.xpar.shape[1] < XPOOL:  # (stand-ins: the caller makes the real ones, rates again)
             W.over[0] = NEEDS_NESTED
             return False
-        reset_pass(W.nest)
+        if N is not None:  # (always, at these kinds: numba drops this test)
+            reset_pass(N)
     for c in range(81):
         W.val[c] = val[c]
     for d in range(9):
@@ -717,16 +713,16 @@ def chains_of(W, val, cand, mode, X):
             on = ((c * 9 + d) << 1) | 1
             W.coll[1] = W.coll[0]  # (collecting: record the contradictions met from here)
             if W.coll[0] and W.made[c * 9 + d] and W.cx[c * 9 + d] >= 0:
-                run(W, cand, OFF_SLOT, on, dynamic, y, lvl, X)  # (made before: met again)
-            cx = made(W, cand, c, d, dynamic, y, lvl, X)
+                run(W, N, cand, OFF_SLOT, on, dynamic, y, lvl, X)  # (made before: met again)
+            cx = made(W, N, cand, c, d, dynamic, y, lvl, X)
             if mode == MULTIPLE:
-                houses(W, val, cand, c, d, mode, X)
+                houses(W, N, val, cand, c, d, mode, X)
                 continue
             tech = KIND_TECH[mode, 0]
             if cx >= 0:
                 consider(W, cx, CONTRADICTION, tech, on ^ 1, cand, c * 10 + d + 1, W.hit[0])
             W.effort[0] += 1
-            cx = run(W, cand, OFF_SLOT, on ^ 1, dynamic, y, lvl, X)
+            cx = run(W, N, cand, OFF_SLOT, on ^ 1, dynamic, y, lvl, X)
             W.coll[1] = 0
             if cx >= 0:
                 consider(W, cx, CONTRADICTION, tech, on, cand, c * 10 + d + 1, W.hit[0])
@@ -734,8 +730,8 @@ def chains_of(W, val, cand, mode, X):
                 continue
             if card >= 3:  # (a bivalue cell's doubles are its cell chains)
                 W.sl[0] = OFF_SLOT
-                common(W, cand, c * 9 + d, 1, DOUBLE, KIND_TECH[mode, 1], c * 10 + d + 1, 0)
-            houses(W, val, cand, c, d, mode, X)
+                common(W, N, cand, c * 9 + d, 1, DOUBLE, KIND_TECH[mode, 1], c * 10 + d + 1, 0)
+            houses(W, N, val, cand, c, d, mode, X)
         if mode == NISHIO:
             continue
         n = 0
@@ -744,7 +740,7 @@ def chains_of(W, val, cand, mode, X):
             W.sl[n] = c * 9 + lowbit(x)
             x &= x - 1
             n += 1
-        common(W, cand, c * 9 + first, n, CELL, KIND_TECH[mode, 2], c * 10, 0)
+        common(W, N, cand, c * 9 + first, n, CELL, KIND_TECH[mode, 2], c * 10, 0)
     return W.best[0] < (1 << 40)
 
 
@@ -798,18 +794,24 @@ def offer_best(W, cand, H, mode):
 
 
 @compiled.helper(_nrt=False)
-def assumptions(val, cand, H, W, X):
+def assumptions(val, cand, H, W, N, X):
     """The step of the first of Nishio, multiple and dynamic chains that has one, in H;
-    False when none does. W: new_work's, reused from step to step; X its inner_work, for
-    the dynamic chains nested in NEST4's runs (W itself while W's nested scratch is
-    stand-ins: chains_of asks for the real ones before any nested run)."""
-    for mode in (NISHIO, MULTIPLE, DYNAMIC, PLUS, NEST2, NEST3):
-        # only NEST4's runs need X: the others' are the copies compiled without it (a
-        # call passes every word of its Works' hundred arrays, and a step makes thousands)
-        if inner_chains_of(W, val, cand, mode, None):
+    False when none does. W: new_work's, reused from step to step; N the nested looks'
+    scratch; X W's inner_work, for the dynamic chains nested in NEST4's runs (W itself
+    while W's nested scratch is stand-ins: chains_of asks for the real ones before any
+    nested run)."""
+    # Each kind is given only what its runs read: N from nested chains on, X at NEST4 (the
+    # others' calls go to the copies compiled without X; a call passes every word of its
+    # arguments' arrays, and a step makes thousands).
+    for mode in (NISHIO, MULTIPLE, DYNAMIC, PLUS):
+        if inner_chains_of(W, None, val, cand, mode, None):
             offer_best(W, cand, H, mode)
             return True
-    if chains_of(W, val, cand, NEST4, X):
+    for mode in (NEST2, NEST3):
+        if inner_chains_of(W, N, val, cand, mode, None):
+            offer_best(W, cand, H, mode)
+            return True
+    if chains_of(W, N, val, cand, NEST4, X):
         offer_best(W, cand, H, NEST4)
         return True
     return False

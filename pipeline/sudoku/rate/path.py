@@ -17,6 +17,7 @@ from pipeline import compiled
 from pipeline.sudoku.rate.board import place, setup
 from pipeline.sudoku.rate.chains import NODES, forcing_chains, serate_added
 from pipeline.sudoku.rate.dynamic import NEEDS_NESTED, assumptions, inner_work, new_work
+from pipeline.sudoku.rate.nested import new_nested
 from pipeline.sudoku.rate.techniques import (
     CHAIN_BASE,
     ELIMS,
@@ -126,7 +127,7 @@ def next_step(val, cand, bb, H, E, effort, scratch, links):
 
 @compiled.helper()
 def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch, links, W,
-             X, t_step, t_event, record):
+             N, X, t_step, t_event, record):
     """Rate one puzzle into out[ER..REACHED]; with `record`, the path into t_step (a row a
     step: technique, rating, end of its events in t_event, the words of INFO) and t_event
     (1000 + cell * 10 + digit a placement, cell * 10 + digit an elimination)."""
@@ -161,13 +162,13 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch
             out[STEPS] = steps
             return
         found = next_step(val, cand, bb, H, E, effort, scratch, links) or assumptions(
-            val, cand, H, W, X)
+            val, cand, H, W, N, X)
         if W.over[0] == NEEDS_NESTED:  # (rate_all makes the nested chains' scratch)
             out[STATUS] = AGAIN
             return
-        if W.over[0] or W.nest.over[0]:  # (a nested chain's pools ran out: past our bounds)
+        if W.over[0] or N.over[0]:  # (a nested chain's pools ran out: past our bounds)
             W.over[0] = 0
-            W.nest.over[0] = 0
+            N.over[0] = 0
             out[STATUS] = BUDGET
             out[REACHED] = er
             out[STEPS] = steps
@@ -243,9 +244,11 @@ def rate_all(puzzles, solutions, budget, out, t_step, t_event):
     # generations restart with each puzzle, so int32 holds them (one a search: the budget)
     scratch = np.zeros((5, NODES + 1), np.int32)
     links = np.zeros((NODES, 30), np.int16)  # the chains' links (chains.build_links)
-    # the chains from an assumption's records (dynamic.py), nested chains' made at the first
-    # puzzle that needs them (megabytes, most calls never do), which is then rated again
+    # the chains from an assumption's records (dynamic.py) and the nested looks' (nested.py),
+    # nested chains' made at the first puzzle that needs them (megabytes, most calls never
+    # do), which is then rated again
     W = new_work(effort, False)
+    N = new_nested(False)
     X = W  # (the nested dynamic chains' own Work: none needed before W's real scratch)
     record = t_step.shape[0] == puzzles.shape[0] and t_step.shape[1] > 0
     no_steps = np.zeros((0, STEP_WORDS), np.int32)
@@ -254,13 +257,14 @@ def rate_all(puzzles, solutions, budget, out, t_step, t_event):
         for _ in range(2):
             if record:
                 rate_one(puzzles[i], solutions[i], budget, out[i], val, cand, bb, H, E,
-                         effort, scratch, links, W, X, t_step[i], t_event[i], True)
+                         effort, scratch, links, W, N, X, t_step[i], t_event[i], True)
             else:
                 rate_one(puzzles[i], solutions[i], budget, out[i], val, cand, bb, H, E,
-                         effort, scratch, links, W, X, no_steps, no_events, False)
+                         effort, scratch, links, W, N, X, no_steps, no_events, False)
             if out[i, STATUS] != AGAIN:
                 break
             W = new_work(effort, True)
+            N = new_nested(True)
             X = inner_work(W)
 
 
@@ -285,4 +289,4 @@ def first_hint(cand, H):
     if next_step(val, c2, bb, H, E, effort, scratch, links):
         return True
     W = new_work(effort, True)
-    return assumptions(val, c2, H, W, inner_work(W))
+    return assumptions(val, c2, H, W, new_nested(True), inner_work(W))
