@@ -27,6 +27,11 @@ def _cttz_python(x):
     return (int(x) & -int(x)).bit_length() - 1
 
 
+def _popcnt_python(x):
+    """popcnt in Python (the same use)."""
+    return (int(x) & (1 << 64) - 1).bit_count()
+
+
 @compiled.intrinsic(python=_cttz_python)
 def cttz(typingctx, x):
     """Count trailing zeros of a non-zero int64."""
@@ -61,7 +66,7 @@ def pext(typingctx, x, m):
     return types.int64(x, m), codegen
 
 
-@compiled.intrinsic
+@compiled.intrinsic(python=_popcnt_python)
 def popcnt(typingctx, x):
     """Population count of an int64."""
     if not isinstance(x, types.Integer):

@@ -7,7 +7,6 @@ import csv
 from pathlib import Path
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -49,9 +48,6 @@ def _state(grid: np.ndarray, solution: np.ndarray, drop: float, seed: int):
     return cand, bb
 
 
-# Beside the ahead-of-time module these helpers run as Python, where the popcount's
-# multiply wraps as it does compiled, but with a warning.
-@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, len(PUZZLES) - 1), st.floats(0.0, 0.6), st.integers(0, 2**32 - 1),
        st.sampled_from([(True, False), (False, True), (True, True)]),
