@@ -617,17 +617,30 @@ def unique_loop(val, cand, bb, H, E):
     inhouse = np.zeros(27, np.int64)
     even = np.zeros(27, np.int64)  # a closed loop's cells per house at even places
     kind = np.zeros(16, np.int64)  # per depth: the kind of house tried (0 box, 1 row, 2 col)
-    at = np.zeros(16, np.int64)  # and the place in it tried next
+    left = np.zeros(16, np.int64)  # and its places not tried yet (9 bits, as in places)
     came = np.zeros(16, np.int64)  # the kind of house the cell was reached through
+    # per house, its empty cells that hold the pair (the search steps through these
+    # alone, in the house's order: it could only pass over the others), for pair `last`
+    places = np.zeros(27, np.int64)
+    last = 0
+    held = 0  # the empty cells that hold it
     for s0 in range(81):
         pair = cand[s0]
         if val[s0] != 0 or POP9[pair] != 2:
             continue
-        np_ = 0
-        for c in range(81):
-            if val[c] == 0 and (cand[c] & pair) == pair:
-                np_ += 1
-        if np_ < 6:
+        if pair != last:
+            last = pair
+            held = 0
+            for h in range(27):
+                m = 0
+                for k in range(9):
+                    c = HOUSE_CELLS[h, k]
+                    if val[c] == 0 and (cand[c] & pair) == pair:
+                        m |= 1 << k
+                places[h] = m
+                if h < 9:  # (the rows: each cell once)
+                    held += POP9[m]
+        if held < 6:
             continue
         u = lowbit(pair)
         v = lowbit(pair & (pair - 1))
@@ -638,7 +651,7 @@ def unique_loop(val, cand, bb, H, E):
         cells[0] = s0
         came[0] = -1
         kind[0] = 0
-        at[0] = 0
+        left[0] = places[CELL_HOUSES[s0, SERATE_HOUSES[0]]]
         depth = 0
         while depth >= 0:
             cur = cells[depth]
@@ -648,20 +661,21 @@ def unique_loop(val, cand, bb, H, E):
                         inhouse[CELL_HOUSES[cur, t]] -= 1
                 depth -= 1
                 continue
-            if kind[depth] == came[depth] or at[depth] >= 9:
+            if kind[depth] == came[depth] or left[depth] == 0:
                 kind[depth] += 1
-                at[depth] = 0
+                if kind[depth] < 3:
+                    left[depth] = places[CELL_HOUSES[cur, SERATE_HOUSES[kind[depth]]]]
                 continue
             h = CELL_HOUSES[cur, SERATE_HOUSES[kind[depth]]]
-            nxt = HOUSE_CELLS[h, at[depth]]
-            at[depth] += 1
+            nxt = HOUSE_CELLS[h, lowbit(left[depth])]
+            left[depth] &= left[depth] - 1
             n = depth + 1
             if nxt == s0:
                 if n >= 6 and n % 2 == 0 and closed_loop(cells, n, inhouse, even):
                     if deadly(val, cand, bb, H, E, cells, n, pair, u, v, True):
                         found = True
                 continue
-            if n >= 14 or val[nxt] != 0 or (cand[nxt] & pair) != pair:
+            if n >= 14:
                 continue
             if cand[nxt] == pair and nxt < s0:
                 continue  # a loop through it was met from it, first (and kept on ties)
@@ -681,7 +695,7 @@ def unique_loop(val, cand, bb, H, E):
                 inhouse[CELL_HOUSES[nxt, t]] += 1
             came[n] = kind[depth]
             kind[n] = 0
-            at[n] = 0
+            left[n] = places[CELL_HOUSES[nxt, SERATE_HOUSES[0]]]
             depth = n
     return found
 
