@@ -26,12 +26,14 @@ import numpy as np
 
 from pipeline import compiled
 from pipeline.sudoku.rate.board import (
+    BIT,
     CELL_HOUSES,
     HOUSE_CELLS,
-    PEERS,
+    PEER_BB,
     PEERS_IN_ORDER,
     POP9,
     SERATE_HOUSES,
+    WORD,
     count_in,
     lowbit,
 )
@@ -313,36 +315,36 @@ def links_to(links, n, m, use_x, use_y):
 
 
 @compiled.helper(_nrt=False)
-def loop_eliminations(cand, last, qn, qp, E, forw, back):
+def loop_eliminations(bb, last, qn, qp, E, seen):
     """What the loop ending at entry `last` removes, by serate's rule: a digit of a cell
-    off the loop that sees the same digit both on and off on the loop."""
-    for c in range(81):
-        forw[c] = 0
-        back[c] = 0  # bits 0-8 the digits seen off, bit 9: the cell is on the loop
-    e = last
-    while e >= 0:
-        back[(qn[e] >> 1) // 9] |= 1 << 9
-        e = qp[e]
+    off the loop that sees the same digit both on and off on the loop; in E in cell order.
+    On bitboards (bb's layout): seen[d * 3 + w] the peers of the loop's ons of digit d,
+    seen[27 + d * 3 + w] of its offs, seen[54 + w] the loop's cells."""
+    for k in range(57):
+        seen[k] = 0
     e = last
     while e >= 0:
         n = qn[e]
         c = (n >> 1) // 9
-        bit = 1 << ((n >> 1) % 9)
-        for k in range(20):
-            p = PEERS[c, k]
-            if (back[p] >> 9) & 1 == 0 and cand[p] & bit:
-                if n & 1:
-                    forw[p] |= bit
-                else:
-                    back[p] |= bit
+        at = ((n >> 1) % 9) * 3 + (0 if n & 1 else 27)
+        for w in range(3):
+            seen[at + w] |= PEER_BB[c, w]
+        seen[54 + WORD[c]] |= BIT[c]
         e = qp[e]
     ne = 0
-    for c in range(81):
-        x = forw[c] & back[c] & 0x1FF
-        while x:
-            E[ne] = c * 10 + lowbit(x) + 1
-            x &= x - 1
-            ne += 1
+    for d in range(9):
+        for w in range(3):
+            x = seen[d * 3 + w] & seen[27 + d * 3 + w] & bb[d, w] & ~seen[54 + w]
+            while x:
+                c = w * 27 + lowbit(x)
+                x &= x - 1
+                v = c * 10 + d + 1
+                i = ne  # (insertion: cell order, as a scan of the cells gives)
+                while i > 0 and E[i - 1] > v:
+                    E[i] = E[i - 1]
+                    i -= 1
+                E[i] = v
+                ne += 1
     return ne
 
 
@@ -410,20 +412,19 @@ def easier(H, r, nodes):
 
 
 @compiled.helper()
-def forcing_chains(val, cand, bb, H, E, parent, depth, queue, onloop, seen, links, effort):
+def forcing_chains(val, cand, bb, H, E, depth, queue, seen, links, effort):
     """The easiest cycle or forcing chain (X, Y, XY), offered to H."""
     n = np.empty((9, 27), np.int64)
     for d in range(9):
         for h in range(27):
             n[d, h] = count_in(bb, d, h)
     build_links(cand, n, links)
-    chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, links, effort, 1000)
+    chains_upto(val, cand, bb, H, E, depth, queue, seen, links, effort, 1000)
     return H[TECH] != 0
 
 
 @compiled.helper()
-def chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, links, effort,
-                level):
+def chains_upto(val, cand, bb, H, E, depth, queue, seen, links, effort, level):
     """The chains rated at most `level`, offered to H; True when no search was cut short
     (no longer chain exists). Serate's order: X links only, then Y only (loops only, from
     bivalue cells), then both; each candidate's loops, then its forcing chains on, off."""
@@ -433,7 +434,7 @@ def chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, links, 
     qn = np.empty(NODES * 16, np.int32)
     qp = np.empty(NODES * 16, np.int32)
     qd = np.empty(NODES * 16, np.int32)
-    forw = np.empty(81, np.int64)
+    forw = np.empty(81, np.int64)  # (loop_eliminations' bitboards)
     back = np.empty(NODES, np.int32)  # loops' ways back to the start, marked by mark
     mark = np.zeros(NODES + 1, np.int32)
     anc = np.zeros(NODES + 1, np.int64)  # loops' marks of an entry's ancestors
@@ -472,7 +473,7 @@ def chains_upto(val, cand, bb, H, E, parent, depth, queue, onloop, seen, links, 
                     r = base + length_add(nodes)
                     if not easier(H, r, nodes):
                         break
-                    ne = loop_eliminations(cand, last, qn, qp, E, forw, onloop)
+                    ne = loop_eliminations(bb, last, qn, qp, E, forw)
                     if ne:
                         H[RATING] = r + 1  # so that offer takes it
                         tech = T_XY_CYCLE if kind == 2 else (

@@ -118,8 +118,7 @@ def next_step(val, cand, bb, H, E, effort, scratch, links):
     if aligned_pair(val, cand, H, E):
         return True
     effort[0] += 1
-    if forcing_chains(val, cand, bb, H, E, scratch[0], scratch[1], scratch[2], scratch[3],
-                      scratch[4], links, effort):
+    if forcing_chains(val, cand, bb, H, E, scratch[0], scratch[1], scratch[2], links, effort):
         return True
     effort[0] += 1
     return aligned_triplet(val, cand, H, E)
@@ -147,7 +146,7 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch
     effort[0] = 0
     effort[1] = budget  # (a run of nested dynamic chains stops past it: dynamic.run)
     for k in range(scratch.shape[1]):
-        scratch[4, k] = 0  # the chains' generations (seen)
+        scratch[2, k] = 0  # the chains' generations (seen)
     left = 0
     for c in range(81):
         if val[c] == 0:
@@ -240,9 +239,9 @@ def rate_all(puzzles, solutions, budget, out, t_step, t_event):
     H = np.zeros(HINT_SIZE, np.int64)
     E = np.zeros(HINT_SIZE, np.int64)
     effort = np.zeros(2, np.int64)  # the units spent, the budget
-    # the chains' parent, depth, queue, loop marks and seen (chains.py); the searches'
+    # the chains' depth, queue and seen (chains.py: to_negation's); the searches'
     # generations restart with each puzzle, so int32 holds them (one a search: the budget)
-    scratch = np.zeros((5, NODES + 1), np.int32)
+    scratch = np.zeros((3, NODES + 1), np.int32)
     links = np.zeros((NODES, 30), np.int16)  # the chains' links (chains.build_links)
     # the chains from an assumption's records (dynamic.py) and the nested looks' (nested.py),
     # nested chains' made at the first puzzle that needs them (megabytes, most calls never
@@ -284,7 +283,7 @@ def first_hint(cand, H):
                 bb[d, c // 27] |= np.int64(1) << (c % 27)
     E = np.zeros(HINT_SIZE, np.int64)
     effort = np.zeros(2, np.int64)  # (no budget)
-    scratch = np.zeros((5, NODES + 1), np.int32)
+    scratch = np.zeros((3, NODES + 1), np.int32)
     links = np.zeros((NODES, 30), np.int16)
     if next_step(val, c2, bb, H, E, effort, scratch, links):
         return True
