@@ -510,18 +510,20 @@ def xy_wing(val, cand, bb, H, E, xyz):
         mp = cand[p]
         if val[p] != 0 or POP9[mp] != want:
             continue
-        for i in range(81):
+        for a in range(20):  # (the peers in cell order: pincers met as a scan meets them)
+            i = PEERS[p, a]
             mi = cand[i]
-            if i == p or not SEES[p, i] or POP9[mi] != 2:
+            if POP9[mi] != 2:
                 continue
             if xyz:
                 if (mi & mp) != mi:
                     continue
             elif POP9[mi & mp] != 1:
                 continue
-            for j in range(i + 1, 81):
+            for b in range(a + 1, 20):
+                j = PEERS[p, b]
                 mj = cand[j]
-                if j == p or not SEES[p, j] or POP9[mj] != 2 or mj == mi:
+                if POP9[mj] != 2 or mj == mi:
                     continue
                 if xyz:
                     if (mj & mp) != mj or (mi | mj) != mp:
