@@ -298,9 +298,57 @@ def next_subset(m, eligible, size):
 
 
 @compiled.helper()
+def next_tight(m, eligible, size, masks):
+    """The subset of `eligible` (bits 0-8) with `size` bits whose masks[] join into exactly
+    `size` bits that follows m in increasing order; 0 after the last (m = 0: the first).
+
+    Depth first from the highest element down, each level's element ascending (so the
+    subsets come in increasing order), a branch left as soon as its join has more than
+    `size` bits: next_subset and a test of each would try every subset."""
+    chosen = 0  # the elements chosen so far, from the highest down
+    after = 0  # at the next level, the element tried last (0: none yet)
+    if m:
+        chosen = m & (m - 1)
+        after = m & -m
+    while True:
+        below = eligible if chosen == 0 else eligible & ((chosen & -chosen) - 1)
+        rest = below & ~((after << 1) - 1) if after else below
+        need = size - 1 - POP9[chosen]  # elements still to choose below this level's
+        joined = 0
+        x = chosen
+        while x:
+            joined |= masks[lowbit(x)]
+            x &= x - 1
+        after = 0
+        while rest:
+            b = rest & -rest
+            rest &= rest - 1
+            if POP9[eligible & (b - 1)] < need:
+                continue
+            u = joined | masks[lowbit(b)]
+            if POP9[u] > size:
+                continue
+            if need == 0:
+                if POP9[u] == size:
+                    return chosen | b
+                continue
+            chosen |= b
+            after = -1  # (down a level)
+            break
+        if after == -1:
+            after = 0
+            continue
+        if chosen == 0:
+            return 0
+        after = chosen & -chosen  # (up a level: on after the element left)
+        chosen &= chosen - 1
+
+
+@compiled.helper()
 def naked_subset(val, cand, H, E, size):
     """`size` cells of a house holding `size` digits between them: those digits out of the
     house's other cells. Serate looks only in houses with twice `size` empty cells."""
+    held = np.zeros(9, np.int64)  # a house's cells' candidates
     for t in range(27):
         h = serates_house(t)
         if empties(val, h) < 2 * size:
@@ -312,17 +360,17 @@ def naked_subset(val, cand, H, E, size):
                 eligible |= 1 << k
         if POP9[eligible] < size:
             continue
+        for k in range(9):
+            held[k] = cand[HOUSE_CELLS[h, k]]
         m = 0
         while True:
-            m = next_subset(m, eligible, size)
+            m = next_tight(m, eligible, size, held)
             if m == 0:
                 break
             digits = 0
             for k in range(9):
                 if (m >> k) & 1:
-                    digits |= cand[HOUSE_CELLS[h, k]]
-            if POP9[digits] != size:
-                continue
+                    digits |= held[k]
             ne = 0
             for k in range(9):
                 if (m >> k) & 1:
@@ -360,15 +408,13 @@ def hidden_subset(val, cand, bb, H, E, size, direct):
             continue
         m = 0
         while True:
-            m = next_subset(m, eligible, size)
+            m = next_tight(m, eligible, size, pos)
             if m == 0:
                 break
             cells = 0
             for d in range(9):
                 if (m >> d) & 1:
                     cells |= pos[d]
-            if POP9[cells] != size:
-                continue
             ne = 0
             for k in range(9):
                 if (cells >> k) & 1:

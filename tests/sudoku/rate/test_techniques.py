@@ -5,10 +5,22 @@ eliminations asserted are the pattern's, cell by cell."""
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipeline.sudoku import rate
 from pipeline.sudoku.rate.path import first_hint
-from pipeline.sudoku.rate.techniques import ELIMS, HINT_SIZE, NELIM, PCELL, PDIG, RATING, TECH
+from pipeline.sudoku.rate.techniques import (
+    ELIMS,
+    HINT_SIZE,
+    NELIM,
+    PCELL,
+    PDIG,
+    RATING,
+    TECH,
+    next_subset,
+    next_tight,
+)
 
 ALL = 0x1FF
 
@@ -119,3 +131,25 @@ def test_xy_and_xyz_wing():
     g[cell(1, 1)], g[cell(1, 5)], g[cell(2, 2)] = 0b111, 0b101, 0b110  # 123, 13, 23
     gone = {(cell(1, c), 3) for c in (2, 3)}
     assert hint(g) == ("XYZ-Wing", 4.4, gone, None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 511), st.integers(2, 4), st.lists(st.integers(0, 511), min_size=9,
+                                                        max_size=9))
+def test_the_tight_subsets_are_the_subsets_whose_join_has_as_many_bits(eligible, size, masks):
+    """next_tight's pruned search gives, in order, what next_subset and a test of each
+    subset's join give."""
+    masks = np.array(masks, np.int64)
+
+    def joined(m: int) -> int:
+        return bin(int(np.bitwise_or.reduce(masks[[k for k in range(9) if m >> k & 1]]))
+                   ).count("1")
+
+    expected, m = [], 0
+    while m := int(next_subset(m, eligible, size)):
+        if joined(m) == size:
+            expected.append(m)
+    got, m = [], 0
+    while m := int(next_tight(m, eligible, size, masks)):
+        got.append(m)
+    assert got == expected
