@@ -287,16 +287,6 @@ def intersections(cand, bb, H, E, direct):
 # -------------------------------------------------------------------------- subsets
 
 
-@compiled.helper(inline="always")
-def next_subset(m, eligible, size):
-    """The subset of `eligible` with `size` bits that follows m in increasing order; 0
-    after the last (m = 0: the first)."""
-    while True:
-        m = (m - eligible) & eligible  # (the next subset of any size)
-        if m == 0 or POP9[m] == size:
-            return m
-
-
 @compiled.helper()
 def next_tight(m, eligible, size, masks):
     """The subset of `eligible` (bits 0-8) with `size` bits whose masks[] join into exactly
@@ -304,7 +294,7 @@ def next_tight(m, eligible, size, masks):
 
     Depth first from the highest element down, each level's element ascending (so the
     subsets come in increasing order), a branch left as soon as its join has more than
-    `size` bits: next_subset and a test of each would try every subset."""
+    `size` bits, not every subset of `eligible` tried."""
     chosen = 0  # the elements chosen so far, from the highest down
     after = 0  # at the next level, the element tried last (0: none yet)
     if m:
@@ -454,7 +444,6 @@ def fish(val, cand, H, E, size):
     elig = np.zeros(9, np.int64)  # per digit, its lines with 2 to `size` places
     for kind in (1, 0):  # base: 1 columns, 0 rows
         base0 = ROW if kind == 0 else COL
-        bases = 0  # the lines that can be a base line of some digit's fish
         for d in range(9):
             elig[d] = 0
             if placed[d] + 2 * size > 9:
@@ -463,48 +452,62 @@ def fish(val, cand, H, E, size):
                 lines[d, i] = positions(cand, base0 + i, d)
                 if 2 <= POP9[lines[d, i]] <= size:
                     elig[d] |= 1 << i
-            bases |= elig[d]
-        m = 0
-        while True:
-            m = next_subset(m, bases, size)
-            if m == 0:
-                break
-            for d in range(9):
-                if m & ~elig[d]:
-                    continue
+        # serate's fish is the first (base lines, digit) in that order: each digit's first
+        # with eliminations, the least of them
+        best = 1 << 9
+        bd = -1
+        for d in range(9):
+            m = 0
+            while True:
+                m = next_tight(m, elig[d], size, lines[d])
+                if m == 0 or m >= best:
+                    break
                 cover = 0
                 for i in range(9):
                     if (m >> i) & 1:
                         cover |= lines[d, i]
-                if POP9[cover] != size:
-                    continue
-                ne = 0
+                gone = False
+                for i in range(9):
+                    if not (m >> i) & 1 and lines[d, i] & cover:
+                        gone = True
+                if gone:
+                    best = m
+                    bd = d
+                    break
+        if bd < 0:
+            continue
+        m = best
+        d = bd
+        cover = 0
+        for i in range(9):
+            if (m >> i) & 1:
+                cover |= lines[d, i]
+        ne = 0
+        for i in range(9):
+            if (m >> i) & 1:
+                continue
+            x = lines[d, i] & cover
+            while x:
+                j = lowbit(x)
+                x &= x - 1
+                c = 9 * i + j if kind == 0 else 9 * j + i
+                E[ne] = c * 10 + d + 1
+                ne += 1
+        # the pattern's cells, by cross line then base line: bit 4a + b for the a-th cross
+        # line and b-th base line of the fish that hold the digit
+        shape = 0
+        a = 0
+        for j in range(9):
+            if (cover >> j) & 1:
+                b = 0
                 for i in range(9):
                     if (m >> i) & 1:
-                        continue
-                    x = lines[d, i] & cover
-                    while x:
-                        j = lowbit(x)
-                        x &= x - 1
-                        c = 9 * i + j if kind == 0 else 9 * j + i
-                        E[ne] = c * 10 + d + 1
-                        ne += 1
-                if ne:
-                    # the pattern's cells, by cross line then base line: bit 4a + b for the
-                    # a-th cross line and b-th base line of the fish that hold the digit
-                    shape = 0
-                    a = 0
-                    for j in range(9):
-                        if (cover >> j) & 1:
-                            b = 0
-                            for i in range(9):
-                                if (m >> i) & 1:
-                                    if (lines[d, i] >> j) & 1:
-                                        shape |= 1 << (4 * a + b)
-                                    b += 1
-                            a += 1
-                    return offer(H, FISH_TECH[size], FISH_RATING[size], -1, 0, E, ne,
-                                 kind, m, cover, (d + 1) | (shape << 4))
+                        if (lines[d, i] >> j) & 1:
+                            shape |= 1 << (4 * a + b)
+                        b += 1
+                a += 1
+        return offer(H, FISH_TECH[size], FISH_RATING[size], -1, 0, E, ne, kind, m, cover,
+                     (d + 1) | (shape << 4))
     return False
 
 
