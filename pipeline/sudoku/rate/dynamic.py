@@ -388,8 +388,8 @@ def walk(W, N, cand, slot, root, rpar, nr, cause, npp, key):
 
 @compiled.helper(_nrt=False)
 def collect(W, N, cand, slot, q, qpar, nq, other, sk, cause, n):
-    """Record a hint of W's pass in W's nested scratch (shared with the run that looks:
-    inner_work): a contradiction (sk CONTRADICTION: q, whose parents are qpar[:nq], meets
+    """Record a hint of W's pass in the nested looks' scratch N (the run's that looks, W
+    its inner_work): a contradiction (sk CONTRADICTION: q, whose parents are qpar[:nq], meets
     node `other` of slot's run; the run's assumption goes) or a conclusion q that the runs
     of slot and of W.sl[:n] all reach (its complexity their chains' nodes summed; `cause`
     their assumptions' cause, gone_by's)."""
@@ -418,8 +418,8 @@ def collect(W, N, cand, slot, q, qpar, nq, other, sk, cause, n):
 @compiled.helper(_nrt=False)
 def dynamic_hints(W, N, val, cand, g):
     """Every hint of dynamic forcing chains (serate's, no (+)) on g, the grid a run left
-    (cand: the step's), recorded in the nested scratch W shares with that run's Work
-    (inner_work) in serate's order before its sort (nested.offs_of sorts them)."""
+    (cand: the step's), recorded in N, that run's nested looks' scratch (W: its Work's
+    inner_work), in serate's order before its sort (nested.offs_of sorts them)."""
     no_hints(N)
     for c in range(81):
         W.step[c] = cand[c]
@@ -676,7 +676,7 @@ def houses(W, N, val, cand, c, d, mode, X):
 @compiled.helper(_nrt=False)
 def chains_of(W, N, val, cand, mode, X):
     """The least complex conclusion of this kind of chains, into W.best (in a pass that
-    collects, W.coll[0], every conclusion recorded in X's nested scratch: dynamic_hints)."""
+    collects, W.coll[0], every conclusion recorded in N: dynamic_hints)."""
     dynamic = mode != MULTIPLE
     y = mode != NISHIO
     lvl = mode - DYNAMIC if mode > DYNAMIC else 0
@@ -798,8 +798,8 @@ def assumptions(val, cand, H, W, N, X):
     """The step of the first of Nishio, multiple and dynamic chains that has one, in H;
     False when none does. W: new_work's, reused from step to step; N the nested looks'
     scratch; X W's inner_work, for the dynamic chains nested in NEST4's runs (W itself
-    while W's nested scratch is stand-ins: chains_of asks for the real ones before any
-    nested run)."""
+    while W's and N's nested scratch are stand-ins: chains_of asks for the real ones
+    before any nested run)."""
     # Each kind is given only what its runs read: N from nested chains on, X at NEST4 (the
     # others' calls go to the copies compiled without X; a call passes every word of its
     # arguments' arrays, and a step makes thousands).

@@ -287,6 +287,16 @@ def intersections(cand, bb, H, E, direct):
 # -------------------------------------------------------------------------- subsets
 
 
+@compiled.helper(inline="always")
+def join(m, masks):
+    """The union of masks[k] for the bits k of m."""
+    u = 0
+    while m:
+        u |= masks[lowbit(m)]
+        m &= m - 1
+    return u
+
+
 @compiled.helper()
 def next_tight(m, eligible, size, masks):
     """The subset of `eligible` (bits 0-8) with `size` bits whose masks[] join into exactly
@@ -304,11 +314,7 @@ def next_tight(m, eligible, size, masks):
         below = eligible if chosen == 0 else eligible & ((chosen & -chosen) - 1)
         rest = below & ~((after << 1) - 1) if after else below
         need = size - 1 - POP9[chosen]  # elements still to choose below this level's
-        joined = 0
-        x = chosen
-        while x:
-            joined |= masks[lowbit(x)]
-            x &= x - 1
+        joined = join(chosen, masks)
         after = 0
         while rest:
             b = rest & -rest
@@ -357,10 +363,7 @@ def naked_subset(val, cand, H, E, size):
             m = next_tight(m, eligible, size, held)
             if m == 0:
                 break
-            digits = 0
-            for k in range(9):
-                if (m >> k) & 1:
-                    digits |= held[k]
+            digits = join(m, held)
             ne = 0
             for k in range(9):
                 if (m >> k) & 1:
@@ -401,10 +404,7 @@ def hidden_subset(val, cand, bb, H, E, size, direct):
             m = next_tight(m, eligible, size, pos)
             if m == 0:
                 break
-            cells = 0
-            for d in range(9):
-                if (m >> d) & 1:
-                    cells |= pos[d]
+            cells = join(m, pos)
             ne = 0
             for k in range(9):
                 if (cells >> k) & 1:
@@ -462,10 +462,7 @@ def fish(val, cand, H, E, size):
                 m = next_tight(m, elig[d], size, lines[d])
                 if m == 0 or m >= best:
                     break
-                cover = 0
-                for i in range(9):
-                    if (m >> i) & 1:
-                        cover |= lines[d, i]
+                cover = join(m, lines[d])
                 gone = False
                 for i in range(9):
                     if not (m >> i) & 1 and lines[d, i] & cover:
@@ -478,10 +475,7 @@ def fish(val, cand, H, E, size):
             continue
         m = best
         d = bd
-        cover = 0
-        for i in range(9):
-            if (m >> i) & 1:
-                cover |= lines[d, i]
+        cover = join(m, lines[d])
         ne = 0
         for i in range(9):
             if (m >> i) & 1:
