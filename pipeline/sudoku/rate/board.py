@@ -104,7 +104,7 @@ def cell_of(word, k):
     return 27 * word + k
 
 
-@compiled.helper()
+@compiled.helper(_nrt=False)
 def setup(puzzle, val, cand, bb):
     """The givens placed and their digits taken out of their peers; False on a clash."""
     for c in range(81):
@@ -125,21 +125,23 @@ def setup(puzzle, val, cand, bb):
     return True
 
 
-@compiled.helper()
+@compiled.helper(_nrt=False)
 def place(val, cand, bb, c, d):
-    """Digit d (1..9) in cell c: its other candidates go, and d leaves its peers."""
+    """Digit d (1..9) in cell c: its other candidates go, and d leaves its peers (those
+    that hold it found on d's bitboard: a test of each of the 20 mispredicts)."""
     m = cand[c]
-    for e in range(9):
-        if (m >> e) & 1:
-            bb[e, WORD[c]] &= ~BIT[c]
+    while m:
+        bb[lowbit(m), WORD[c]] &= ~BIT[c]
+        m &= m - 1
     cand[c] = 0
     val[c] = d
     bit = 1 << (d - 1)
-    for k in range(20):
-        p = PEERS[c, k]
-        if cand[p] & bit:
-            cand[p] &= ~bit
-            bb[d - 1, WORD[p]] &= ~BIT[p]
+    for w in range(3):
+        x = bb[d - 1, w] & PEER_BB[c, w]
+        bb[d - 1, w] &= ~PEER_BB[c, w]
+        while x:
+            cand[27 * w + lowbit(x)] &= ~bit
+            x &= x - 1
 
 
 @compiled.helper(inline="always")

@@ -66,16 +66,23 @@ def as_serate(tech, rating):
     return base / 10.0 + serate_added(rating - base)
 
 
-@compiled.helper()
-def next_step(val, cand, bb, H, E, effort, scratch, links):
-    """The step serate takes next, in H, of those up to aligned triplets (no assumption);
-    False when none has one. effort[0] counts the producers asked. The chains from an
-    assumption (dynamic.assumptions) are the caller's next: most steps are found here, and
-    each call of a function that takes their W counts its hundred arrays' references."""
+@compiled.helper(_nrt=False)
+def first_step(val, cand, bb, H, E, effort):
+    """The step serate takes next when it is a hidden single (most steps of most puzzles),
+    in H; False when there is none. effort[0] counts the producers asked. A function of its
+    own, compiled without reference counting: next_step's finders allocate, so it counts
+    its eight arrays' references at each call (a third of the time of an easy puzzle)."""
     clear(H)
     effort[0] += 1
-    if hidden_single(val, cand, bb, H, E):
-        return True
+    return hidden_single(val, cand, bb, H, E)
+
+
+@compiled.helper()
+def next_step(val, cand, bb, H, E, effort, scratch, links):
+    """The step serate takes next after first_step's, in H, of those up to aligned triplets
+    (no assumption); False when none has one. The chains from an assumption
+    (dynamic.assumptions) are the caller's next: most steps are found before, and each call
+    of a function that takes their W counts its hundred arrays' references."""
     effort[0] += 1
     if intersections(cand, bb, H, E, True):
         return True
@@ -160,7 +167,8 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch
             out[REACHED] = er
             out[STEPS] = steps
             return
-        found = next_step(val, cand, bb, H, E, effort, scratch, links) or assumptions(
+        found = first_step(val, cand, bb, H, E, effort) or next_step(
+            val, cand, bb, H, E, effort, scratch, links) or assumptions(
             val, cand, H, W, N, X)
         if W.over[0] == NEEDS_NESTED:  # (rate_all makes the nested chains' scratch)
             out[STATUS] = AGAIN
@@ -285,7 +293,7 @@ def first_hint(cand, H):
     effort = np.zeros(2, np.int64)  # (no budget)
     scratch = np.zeros((3, NODES + 1), np.int32)
     links = np.zeros((NODES, 30), np.int16)
-    if next_step(val, c2, bb, H, E, effort, scratch, links):
+    if first_step(val, c2, bb, H, E, effort) or next_step(val, c2, bb, H, E, effort, scratch, links):
         return True
     W = new_work(effort, True)
     return assumptions(val, c2, H, W, new_nested(True), inner_work(W))

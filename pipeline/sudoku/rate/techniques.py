@@ -124,7 +124,7 @@ def name_cells(H, cells, n):
         H[INFO + 4 + j // 4] |= (cells[j] + 1) << (7 * (j % 4))
 
 
-@compiled.helper()
+@compiled.helper(_nrt=False)
 def offer(H, tech, rating, pcell, pdig, E, ne, i0, i1, i2, i3):
     """Keep this hint when it is easier than the one kept; True when kept."""
     if rating >= H[RATING]:
@@ -162,26 +162,24 @@ def empties(val, h):
 # -------------------------------------------------------------------------- singles
 
 
-@compiled.helper()
+@compiled.helper(_nrt=False)
 def hidden_single(val, cand, bb, H, E):
     """A digit with one place left in a house: 1.0 when it is the house's last empty cell,
     1.2 in a box, 1.5 in a row or column; the first of the easiest in serate's order of
     houses, then digits. So the houses with one empty cell are looked at first, then the
     boxes: most steps of most puzzles end at a box."""
-    empty = np.zeros(3, np.int64)  # the empty cells: those with a candidate
-    for w in range(3):
-        m = 0
-        for d in range(9):
-            m |= bb[d, w]
-        empty[w] = m
+    e0 = e1 = e2 = 0  # the empty cells, a word each: those with a candidate
+    for d in range(9):
+        e0 |= bb[d, 0]
+        e1 |= bb[d, 1]
+        e2 |= bb[d, 2]
     for rating in (10, 12, 15):
         for k in range(27 if rating != 12 else 9):
             h = serates_house(k)
             if rating == 15 and k < 9:
                 continue
-            if rating == 10 and (popcount(empty[0] & HOUSE_BB[h, 0])
-                                 + popcount(empty[1] & HOUSE_BB[h, 1])
-                                 + popcount(empty[2] & HOUSE_BB[h, 2])) != 1:
+            if rating == 10 and (popcount(e0 & HOUSE_BB[h, 0]) + popcount(e1 & HOUSE_BB[h, 1])
+                                 + popcount(e2 & HOUSE_BB[h, 2])) != 1:
                 continue
             w = (h % 9) // 3  # a row's or a box's band: its one word
             for d in range(9):
@@ -195,7 +193,7 @@ def hidden_single(val, cand, bb, H, E):
     return False
 
 
-@compiled.helper()
+@compiled.helper(_nrt=False)
 def naked_single(val, cand, H, E):
     """A cell with one candidate left: 2.3."""
     for c in range(81):
