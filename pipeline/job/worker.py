@@ -326,8 +326,11 @@ def _shares(pieces, outcome, solve_us, ser) -> list[tuple[int, int, Tally]]:
     return out
 
 
-RATE_STEP = 8  # puzzles rated between two words of progress (a hard one takes seconds)
-RATE_SLOW = 5.0  # seconds: a step that took longer is followed by steps of one puzzle
+RATE_STEP = 8  # puzzles in the rater's first call (a hard one takes seconds)
+RATE_QUICK = 0.05  # seconds: a call that took less is followed by one twice as large, up
+RATE_STEPS = 64  # to this (a call costs about 60 µs of its own, six easy puzzles' rating;
+# more in a call would risk more puzzles of nested chains in one where a file turns hard)
+RATE_SLOW = 5.0  # seconds: a call that took longer is followed by calls of one puzzle
 # (nested chains take up to the budget's tens of seconds a puzzle: eight of them would
 # keep the task silent past the stall timeout)
 
@@ -359,8 +362,11 @@ def _rate(grids: np.ndarray, outcome, budget: int, offsets, data, trace: bool = 
         at += len(rows)
         began = time.monotonic()
         got = rate.rate_grids(grids[rows], solutions[rows], budget, paths=trace)
-        if time.monotonic() - began > RATE_SLOW:
+        took = time.monotonic() - began
+        if took > RATE_SLOW:
             step = 1
+        elif took < RATE_QUICK:
+            step = min(2 * step, RATE_STEPS)
         ok = got.status == ok_code
         done = rows[ok]
         er[done], ep[done], ed[done] = got.er[ok], got.ep[ok], got.ed[ok]

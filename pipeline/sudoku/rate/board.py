@@ -112,10 +112,7 @@ def setup(puzzle, val, cand, bb):
         cand[c] = 0x1FF
     for d in range(9):
         for w in range(3):
-            bb[d, w] = 0
-    for c in range(81):
-        for d in range(9):
-            bb[d, WORD[c]] |= BIT[c]
+            bb[d, w] = (1 << 27) - 1  # (every cell of the band)
     for c in range(81):
         d = np.int64(puzzle[c])
         if d != 0:
