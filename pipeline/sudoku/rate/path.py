@@ -247,7 +247,7 @@ def rate_all(puzzles, solutions, budget, out, t_step, t_event):
     H = np.zeros(HINT_SIZE, np.int64)
     E = np.zeros(HINT_SIZE, np.int64)
     effort = np.zeros(2, np.int64)  # the units spent, the budget
-    # the chains' depth, queue and seen (chains.py: to_negation's); the searches'
+    # the chain searches' depth, queue and seen (chains.py); the searches'
     # generations restart with each puzzle, so int32 holds them (one a search: the budget)
     scratch = np.zeros((3, NODES + 1), np.int32)
     links = np.zeros((NODES, 30), np.int16)  # the chains' links (chains.build_links)
