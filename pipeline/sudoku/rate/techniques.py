@@ -662,31 +662,26 @@ def unique_loop(val, cand, bb, H, E):
     kind = np.zeros(16, np.int64)  # per depth: the kind of house tried (0 box, 1 row, 2 col)
     left = np.zeros(16, np.int64)  # and its places not tried yet (9 bits, as in places)
     came = np.zeros(16, np.int64)  # the kind of house the cell was reached through
-    # per house, its empty cells that hold the pair (the search steps through these
-    # alone, in the house's order: it could only pass over the others), for pair `last`
+    # per house, its places that hold both digits of the pair (the search steps through
+    # these alone, in the house's order: it could only pass over the others), for `last`
     places = np.zeros(27, np.int64)
     last = 0
-    held = 0  # the empty cells that hold it
+    held = 0  # the cells that hold it
     for s0 in range(81):
         pair = cand[s0]
         if val[s0] != 0 or POP9[pair] != 2:
             continue
+        u = lowbit(pair)
+        v = lowbit(pair & (pair - 1))
         if pair != last:
             last = pair
             held = 0
-            for h in range(27):
-                m = 0
-                for k in range(9):
-                    c = HOUSE_CELLS[h, k]
-                    if val[c] == 0 and (cand[c] & pair) == pair:
-                        m |= 1 << k
-                places[h] = m
+            for h in range(27):  # (placed cells hold no candidates)
+                places[h] = positions(cand, h, u) & positions(cand, h, v)
                 if h < 9:  # (the rows: each cell once)
-                    held += POP9[m]
+                    held += POP9[places[h]]
         if held < 6:
             continue
-        u = lowbit(pair)
-        v = lowbit(pair & (pair - 1))
         for h in range(27):
             inhouse[h] = 0
         for t in range(3):
