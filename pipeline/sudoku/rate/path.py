@@ -68,21 +68,15 @@ def as_serate(tech, rating):
 
 @compiled.helper(_nrt=False)
 def first_step(val, cand, bb, H, E, effort):
-    """The step serate takes next when it is a hidden single (most steps of most puzzles),
-    in H; False when there is none. effort[0] counts the producers asked. A function of its
-    own, compiled without reference counting: next_step's finders allocate, so it counts
-    its eight arrays' references at each call (a third of the time of an easy puzzle)."""
+    """The step serate takes next when it is one of the easiest, up to direct hidden triples
+    (2.5: most steps of most puzzles), in H; False when there is none. effort[0] counts
+    the producers asked. Apart from next_step and, like the finders it asks, compiled
+    without reference counting: a function that allocates counts its arrays' references
+    at each call, which took a sixth of an easy puzzle's time (its naked singles)."""
     clear(H)
     effort[0] += 1
-    return hidden_single(val, cand, bb, H, E)
-
-
-@compiled.helper()
-def next_step(val, cand, bb, H, E, effort, scratch, links):
-    """The step serate takes next after first_step's, in H, of those up to aligned triplets
-    (no assumption); False when none has one. The chains from an assumption
-    (dynamic.assumptions) are the caller's next: most steps are found before, and each call
-    of a function that takes their W counts its hundred arrays' references."""
+    if hidden_single(val, cand, bb, H, E):
+        return True
     effort[0] += 1
     if intersections(cand, bb, H, E, True):
         return True
@@ -93,8 +87,15 @@ def next_step(val, cand, bb, H, E, effort, scratch, links):
     if naked_single(val, cand, H, E):
         return True
     effort[0] += 1
-    if hidden_subset(val, cand, bb, H, E, 3, True):
-        return True
+    return hidden_subset(val, cand, bb, H, E, 3, True)
+
+
+@compiled.helper()
+def next_step(val, cand, bb, H, E, effort, scratch, links):
+    """The step serate takes next after first_step's, in H, of those up to aligned triplets
+    (no assumption); False when none has one. The chains from an assumption
+    (dynamic.assumptions) are the caller's next: most steps are found before, and each call
+    of a function that takes their W counts its hundred arrays' references."""
     effort[0] += 1
     if intersections(cand, bb, H, E, False):
         return True
@@ -131,7 +132,7 @@ def next_step(val, cand, bb, H, E, effort, scratch, links):
     return aligned_triplet(val, cand, H, E)
 
 
-@compiled.helper()
+@compiled.helper(inline="always")
 def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch, links, W,
              N, X, t_step, t_event, record):
     """Rate one puzzle into out[ER..REACHED]; with `record`, the path into t_step (a row a
@@ -168,18 +169,19 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch
             out[STEPS] = steps
             return
         found = first_step(val, cand, bb, H, E, effort) or next_step(
-            val, cand, bb, H, E, effort, scratch, links) or assumptions(
-            val, cand, H, W, N, X)
-        if W.over[0] == NEEDS_NESTED:  # (rate_all makes the nested chains' scratch)
-            out[STATUS] = AGAIN
-            return
-        if W.over[0] or N.over[0]:  # (a nested chain's pools ran out: past our bounds)
-            W.over[0] = 0
-            N.over[0] = 0
-            out[STATUS] = BUDGET
-            out[REACHED] = er
-            out[STEPS] = steps
-            return
+            val, cand, bb, H, E, effort, scratch, links)
+        if not found:
+            found = assumptions(val, cand, H, W, N, X)
+            if W.over[0] == NEEDS_NESTED:  # (rate_all makes the nested chains' scratch)
+                out[STATUS] = AGAIN
+                return
+            if W.over[0] or N.over[0]:  # (a nested chain's pools ran out: past our bounds)
+                W.over[0] = 0
+                N.over[0] = 0
+                out[STATUS] = BUDGET
+                out[REACHED] = er
+                out[STEPS] = steps
+                return
         if not found:
             out[STATUS] = BEYOND
             out[REACHED] = max(er, FIRST_MISSING)
@@ -261,13 +263,11 @@ def rate_all(puzzles, solutions, budget, out, t_step, t_event):
     no_steps = np.zeros((0, STEP_WORDS), np.int32)
     no_events = np.zeros(0, np.int32)
     for i in range(puzzles.shape[0]):
+        steps = t_step[i] if record else no_steps
+        events = t_event[i] if record else no_events
         for _ in range(2):
-            if record:
-                rate_one(puzzles[i], solutions[i], budget, out[i], val, cand, bb, H, E,
-                         effort, scratch, links, W, N, X, t_step[i], t_event[i], True)
-            else:
-                rate_one(puzzles[i], solutions[i], budget, out[i], val, cand, bb, H, E,
-                         effort, scratch, links, W, N, X, no_steps, no_events, False)
+            rate_one(puzzles[i], solutions[i], budget, out[i], val, cand, bb, H, E, effort,
+                     scratch, links, W, N, X, steps, events, record)
             if out[i, STATUS] != AGAIN:
                 break
             W = new_work(effort, True)

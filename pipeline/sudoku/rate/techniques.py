@@ -32,6 +32,7 @@ from pipeline.sudoku.rate.board import (
     SEES,
     SERATE_HOUSES,
     WORD,
+    alone,
     count_in,
     lowbit,
     popcount,
@@ -173,23 +174,18 @@ def hidden_single(val, cand, bb, H, E):
         e0 |= bb[d, 0]
         e1 |= bb[d, 1]
         e2 |= bb[d, 2]
-    for rating in (10, 12, 15):
-        for k in range(27 if rating != 12 else 9):
-            h = serates_house(k)
-            if rating == 15 and k < 9:
-                continue
-            if rating == 10 and (popcount(e0 & HOUSE_BB[h, 0]) + popcount(e1 & HOUSE_BB[h, 1])
-                                 + popcount(e2 & HOUSE_BB[h, 2])) != 1:
-                continue
-            w = (h % 9) // 3  # a row's or a box's band: its one word
-            for d in range(9):
-                if COL <= h < BOX:
-                    n = count_in(bb, d, h)
-                else:
-                    n = popcount(bb[d, w] & HOUSE_BB[h, w])
-                if n == 1:
-                    c = HOUSE_CELLS[h, lowbit(positions(cand, h, d))]
-                    return offer(H, T_HIDDEN_SINGLE, rating, c, d + 1, E, 0, h, 0, 0, 0)
+    for k in range(27):
+        h = serates_house(k)
+        c = alone(e0, e1, e2, h)
+        if c >= 0:  # (its candidates' each one place in h: the first goes)
+            return offer(H, T_HIDDEN_SINGLE, 10, c, lowbit(cand[c]) + 1, E, 0, h, 0, 0, 0)
+    for k in range(27):  # (the boxes first: 1.2 before 1.5)
+        h = serates_house(k)
+        for d in range(9):
+            c = alone(bb[d, 0], bb[d, 1], bb[d, 2], h)
+            if c >= 0:
+                return offer(H, T_HIDDEN_SINGLE, 12 if h >= BOX else 15, c, d + 1, E, 0, h,
+                             0, 0, 0)
     return False
 
 
@@ -202,7 +198,7 @@ def naked_single(val, cand, H, E):
     return False
 
 
-@compiled.helper()
+@compiled.helper(_nrt=False)
 def single_after(bb, d, gone):
     """The cell that becomes d's (0-based) only place in a box once the cells of the
     bitboard `gone` lose d, or -1 (serate's direct pointing looks at boxes only)."""
@@ -223,12 +219,11 @@ def single_after(bb, d, gone):
 # -------------------------------------------------------------------------- intersections
 
 
-@compiled.helper()
+@compiled.helper(_nrt=False)
 def intersections(cand, bb, H, E, direct):
     """Pointing (a box's candidates of a digit on one line: out of the rest of the line,
     2.6) and claiming (a line's in one box: out of the rest of the box, 2.8). `direct`: only
     those that leave a hidden single, which is placed instead (direct pointing 1.7)."""
-    gone = np.zeros(3, np.int64)
     # serate's order: box -> column, box -> row, column -> box, row -> box; digits, houses
     for way in range(4):
         kind = 0 if way < 2 else 1  # 0: pointing (box -> line), 1: claiming (line -> box)
@@ -258,8 +253,10 @@ def intersections(cand, bb, H, E, direct):
                             inside = False
                     if not inside:
                         continue
+                    gone = (bb[d, 0] & HOUSE_BB[h1, 0] & ~HOUSE_BB[h0, 0],
+                            bb[d, 1] & HOUSE_BB[h1, 1] & ~HOUSE_BB[h0, 1],
+                            bb[d, 2] & HOUSE_BB[h1, 2] & ~HOUSE_BB[h0, 2])
                     for w in range(3):
-                        gone[w] = bb[d, w] & HOUSE_BB[h1, w] & ~HOUSE_BB[h0, w]
                         ne = append_word(E, ne, w, gone[w], d)
                     if ne == 0:
                         continue
@@ -295,7 +292,7 @@ def join(m, masks):
     return u
 
 
-@compiled.helper()
+@compiled.helper(_nrt=False)
 def next_tight(m, eligible, size, masks):
     """The subset of `eligible` (bits 0-8) with `size` bits whose masks[] join into exactly
     `size` bits that follows m in increasing order; 0 after the last (m = 0: the first).
@@ -379,19 +376,21 @@ def naked_subset(val, cand, H, E, size):
     return False
 
 
-@compiled.helper()
+@compiled.helper(_nrt=False)
 def hidden_subset(val, cand, bb, H, E, size, direct):
     """`size` digits with only `size` places in a house: the places' other candidates go.
     `direct`: only those that leave a hidden single in the house, which is placed instead.
     Serate looks only in houses with more than twice `size` empty cells (direct: `size`)."""
-    pos = np.zeros(9, np.int64)
     for t in range(27):
         h = serates_house(t)
         if empties(val, h) <= (size if direct else 2 * size):
             continue
+        # each digit's places (a tuple: nothing allocated, so no reference counting)
+        pos = (positions(cand, h, 0), positions(cand, h, 1), positions(cand, h, 2),
+               positions(cand, h, 3), positions(cand, h, 4), positions(cand, h, 5),
+               positions(cand, h, 6), positions(cand, h, 7), positions(cand, h, 8))
         eligible = 0
         for d in range(9):
-            pos[d] = positions(cand, h, d)
             n = POP9[pos[d]]
             if n >= 2 and n <= size:
                 eligible |= 1 << d

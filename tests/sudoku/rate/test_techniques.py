@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.sudoku import rate
+from pipeline.sudoku.rate.board import alone
 from pipeline.sudoku.rate.path import first_hint
 from pipeline.sudoku.rate.techniques import (
     ELIMS,
@@ -150,3 +151,24 @@ def test_the_tight_subsets_are_the_subsets_whose_join_has_as_many_bits(eligible,
     while m := int(next_tight(m, eligible, size, np.array(masks, np.int64))):
         got.append(m)
     assert got == expected
+
+
+def house_cells(h: int) -> list[int]:
+    """Rows 0-8, columns 9-17, boxes 18-26, from the grid's geometry."""
+    if h < 9:
+        return [9 * h + k for k in range(9)]
+    if h < 18:
+        return [9 * k + h - 9 for k in range(9)]
+    b = h - 18
+    return [9 * (3 * (b // 3) + k // 3) + 3 * (b % 3) + k % 3 for k in range(9)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sets(st.integers(0, 80), max_size=30))
+def test_alone_finds_a_house_s_one_cell_on_a_bitboard(cells):
+    """alone(): the house's one cell among `cells` (as a bitboard: bit c % 27 of word
+    c // 27), or -1 when the house holds none or several."""
+    words = [sum(1 << (c % 27) for c in cells if c // 27 == w) for w in range(3)]
+    for h in range(27):
+        inside = [c for c in house_cells(h) if c in cells]
+        assert alone(*words, h) == (inside[0] if len(inside) == 1 else -1)
