@@ -169,27 +169,30 @@ Work = namedtuple("Work", "has order count npar par made cx hits g n0 n qon qoff
 
 
 @compiled.helper()
-def new_work(effort, nested):
+def new_work(effort, nested, used):
     """The chains' records and scratch, for a kernel's whole call; with `nested`, the pool
     of nested chains' parents too (else a stand-in: chains_of asks for it through W.over).
-    The nested looks' scratch (nested.new_nested) goes beside it, as N."""
+    Not `used`: a stand-in of the same type, its records and scratch empty (tens of
+    megabytes, and about 50 µs a call to make, which most calls of easy puzzles never
+    read). The nested looks' scratch (nested.new_nested) goes beside it, as N."""
     pool, outs = (XPOOL, 1 << 16) if nested else (1, 1)  # (no choice inside the call)
-    return Work(np.zeros((SLOTS, WORDS), np.int64), np.empty((SLOTS, NODES), np.int16),
-                np.zeros(SLOTS, np.int64), np.empty((SLOTS, NODES), np.int8),
-                np.empty((SLOTS, NODES, MAXPAR), np.int16), np.zeros(SLOTS, np.int8),
-                np.zeros(SLOTS, np.int64), np.zeros(SLOTS, np.int64), np.zeros(81, np.int64),
+    s, n = (SLOTS, NODES) if used else (0, 0)
+    return Work(np.zeros((s, WORDS), np.int64), np.empty((s, n), np.int16),
+                np.zeros(s, np.int64), np.empty((s, n), np.int8),
+                np.empty((s, n, MAXPAR), np.int16), np.zeros(s, np.int8),
+                np.zeros(s, np.int64), np.zeros(s, np.int64), np.zeros(81, np.int64),
                 np.zeros((9, 27), np.int64), np.zeros((9, 27), np.int64),
-                np.zeros(NODES, np.int64), np.zeros(NODES, np.int64),
+                np.zeros(n, np.int64), np.zeros(n, np.int64),
                 np.zeros((32, MAXPAR + 1), np.int64), np.zeros(32, np.int64),
-                np.zeros(1, np.int64), np.zeros(9, np.int64), np.zeros(NODES, np.int64),
-                np.zeros(NODES, np.int64), np.zeros(1, np.int64), np.zeros(6, np.int64),
+                np.zeros(1, np.int64), np.zeros(9, np.int64), np.zeros(n, np.int64),
+                np.zeros(n, np.int64), np.zeros(1, np.int64), np.zeros(6, np.int64),
                 np.zeros(1, np.int64), effort, np.zeros(81, np.int64),
-                np.zeros((NODES, 2 + MAXPAR), np.int64), np.zeros(81, np.int64),
+                np.zeros((n, 2 + MAXPAR), np.int64), np.zeros(81, np.int64),
                 np.zeros(81, np.int64), np.zeros(MAXPAR, np.int64), np.zeros(9, np.int64),
-                np.zeros((9, 27), np.int64), np.zeros(27, np.int64), np.zeros(NODES, np.int64),
-                np.zeros(1, np.int64), np.empty((SLOTS, pool), np.int16),
-                np.zeros(SLOTS, np.int64), np.zeros(1, np.int64),
-                np.zeros(1, np.int64), np.empty((NODES, 4), np.int64),
+                np.zeros((9, 27), np.int64), np.zeros(27, np.int64), np.zeros(n, np.int64),
+                np.zeros(1, np.int64), np.empty((s, pool), np.int16),
+                np.zeros(s, np.int64), np.zeros(1, np.int64),
+                np.zeros(1, np.int64), np.empty((n, 4), np.int64),
                 np.empty(outs, np.int64),
                 np.zeros(1, np.int64), np.zeros(2, np.int64), np.zeros(81, np.int64))
 
@@ -204,7 +207,7 @@ def reached(W, slot, node):
 def inner_work(W):
     """A second Work for the dynamic chains that W's runs nest (NEST4): its own records,
     W's effort, no nested chains of its own (its hints go to W's nested scratch, N)."""
-    return new_work(W.effort, False)
+    return new_work(W.effort, False, True)
 
 
 @compiled.helper(_nrt=False)

@@ -45,7 +45,7 @@ from pipeline.sudoku.rate.techniques import (
 
 OK, BUDGET, DISAGREES, INVALID, BEYOND = range(5)
 STATUS_NAMES = ("ok", "budget", "disagrees", "invalid", "beyond")
-AGAIN = len(STATUS_NAMES)  # (rate_all's own: rate this puzzle again, with nested chains)
+AGAIN = len(STATUS_NAMES)  # (rate_all's own: rate this puzzle again, with the chains' scratch)
 # Columns of the kernel's result matrix
 ER, EP, ED, TECHNIQUE, STEPS, STATUS, REACHED = range(7)
 FIRST_MISSING = 105  # the easiest rating of the techniques we lack: serate's (+ Dynamic
@@ -171,6 +171,9 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch
         found = first_step(val, cand, bb, H, E, effort) or next_step(
             val, cand, bb, H, E, effort, scratch, links)
         if not found:
+            if W.has.shape[0] == 0:  # (a stand-in: rate_all makes the chains' scratch)
+                out[STATUS] = AGAIN
+                return
             found = assumptions(val, cand, H, W, N, X)
             if W.over[0] == NEEDS_NESTED:  # (rate_all makes the nested chains' scratch)
                 out[STATUS] = AGAIN
@@ -254,9 +257,9 @@ def rate_all(puzzles, solutions, budget, out, t_step, t_event):
     scratch = np.zeros((3, NODES + 1), np.int32)
     links = np.zeros((NODES, 30), np.int16)  # the chains' links (chains.build_links)
     # the chains from an assumption's records (dynamic.py) and the nested looks' (nested.py),
-    # nested chains' made at the first puzzle that needs them (megabytes, most calls never
-    # do), which is then rated again
-    W = new_work(effort, False)
+    # made at the first puzzle that needs them (then nested chains' at the first that needs
+    # those: megabytes, most calls never do), which is then rated again
+    W = new_work(effort, False, False)
     N = new_nested(False)
     X = W  # (the nested dynamic chains' own Work: none needed before W's real scratch)
     record = t_step.shape[0] == puzzles.shape[0] and t_step.shape[1] > 0
@@ -265,14 +268,18 @@ def rate_all(puzzles, solutions, budget, out, t_step, t_event):
     for i in range(puzzles.shape[0]):
         steps = t_step[i] if record else no_steps
         events = t_event[i] if record else no_events
-        for _ in range(2):
+        for _ in range(3):
             rate_one(puzzles[i], solutions[i], budget, out[i], val, cand, bb, H, E, effort,
                      scratch, links, W, N, X, steps, events, record)
             if out[i, STATUS] != AGAIN:
                 break
-            W = new_work(effort, True)
-            N = new_nested(True)
-            X = inner_work(W)
+            if W.has.shape[0] == 0:
+                W = new_work(effort, False, True)
+                X = W
+            else:
+                W = new_work(effort, True, True)
+                N = new_nested(True)
+                X = inner_work(W)
 
 
 @compiled.kernel("(readonly i8[::1], i8[::1]) -> b1")
@@ -295,5 +302,5 @@ def first_hint(cand, H):
     links = np.zeros((NODES, 30), np.int16)
     if first_step(val, c2, bb, H, E, effort) or next_step(val, c2, bb, H, E, effort, scratch, links):
         return True
-    W = new_work(effort, True)
+    W = new_work(effort, True, True)
     return assumptions(val, c2, H, W, new_nested(True), inner_work(W))

@@ -133,6 +133,24 @@ def test_batch_equals_one_by_one():
             batch.er[i], batch.ep[i], batch.ed[i], batch.steps[i])
 
 
+def test_a_batch_grows_its_scratch_as_its_puzzles_need_it():
+    """A call starts with no scratch for chains from an assumption, makes it at the first
+    puzzle that needs it and the nested chains' at the first that needs those, and rates
+    that puzzle again: each as when rated alone, and those after it too."""
+    import json
+
+    easy = [r["puzzle"] for r in OWN if float(r["er"]) < 2][:2]
+    assuming = next(r["puzzle"] for r in OWN if float(r["er"]) >= 8.5)
+    nested = json.loads((DATA / "nested.jsonl").read_text().splitlines()[0])["puzzle"]
+    puzzles = [easy[0], assuming, easy[1], nested, easy[0], assuming]
+    batch = rate.rate(puzzles, budget=BUDGET_NESTED)
+    for i, p in enumerate(puzzles):
+        one = rate.rate([p], budget=BUDGET_NESTED)
+        assert (one.er[0], one.ep[0], one.ed[0], one.steps[0], one.status[0]) == (
+            batch.er[i], batch.ep[i], batch.ed[i], batch.steps[i], batch.status[i])
+    assert batch.er[3] >= 95  # (rated by nested chains)
+
+
 ASSUMING = ("Nishio Forcing Chain:", "Cell Forcing Chains:", "Region Forcing Chains:",
             "Contradiction Forcing Chain:", "Double Forcing Chain:")
 
