@@ -132,64 +132,61 @@ def next_step(val, cand, bb, H, E, effort, scratch, links):
     return aligned_triplet(val, cand, H, E)
 
 
-@compiled.helper(inline="always")
-def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch, links, W,
-             N, X, t_step, t_event, record):
+# A puzzle's rating so far (rate_one's state between its calls): ER, EP, ED and ER's
+# technique, steps taken, events recorded, whether one placed a digit, empty cells left
+S_ER, S_EP, S_ED, S_TECH, S_STEPS, S_NEV, S_PLACED, S_LEFT = range(8)
+
+
+@compiled.helper()
+def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch, links, S,
+             SX, t_step, t_event, record, resume):
     """Rate one puzzle into out[ER..REACHED]; with `record`, the path into t_step (a row a
     step: technique, rating, end of its events in t_event, the words of INFO) and t_event
-    (1000 + cell * 10 + digit a placement, cell * 10 + digit an elimination)."""
-    for k in range(7):
-        out[k] = 0
-    if not setup(puzzle, val, cand, bb):
-        out[STATUS] = INVALID
-        return
-    er = 0
-    erx = 0.0
-    ep = 0
-    ed = 0
-    tech = 0
-    steps = 0
-    nev = 0
-    placed = False
-    effort[0] = 0
-    effort[1] = budget  # (a run of nested dynamic chains stops past it: dynamic.run)
-    for k in range(scratch.shape[1]):
-        scratch[2, k] = 0  # the chains' generations (seen)
-    left = 0
-    for c in range(81):
-        if val[c] == 0:
-            left += 1
-            if cand[c] == 0:
-                out[STATUS] = INVALID
-                return
+    (1000 + cell * 10 + digit a placement, cell * 10 + digit an elimination). False when
+    the next step is none of next_step's: its rating so far is in S (SX[0]: ER as serate
+    compares it), the caller asks for a chain from an assumption and, with `resume`, calls
+    again to take the step in H. (The chains' Work, a hundred arrays, stays the caller's:
+    passed to each call, their references were counted a puzzle, a sixth of an easy
+    puzzle's time.)"""
+    if resume:
+        er, ep, ed, tech = S[S_ER], S[S_EP], S[S_ED], S[S_TECH]
+        steps, nev, placed, left = S[S_STEPS], S[S_NEV], S[S_PLACED] != 0, S[S_LEFT]
+        erx = SX[0]
+    else:
+        for k in range(7):
+            out[k] = 0
+        if not setup(puzzle, val, cand, bb):
+            out[STATUS] = INVALID
+            return True
+        er = ep = ed = tech = steps = nev = left = 0
+        erx = 0.0
+        placed = False
+        effort[0] = 0
+        effort[1] = budget  # (a run of nested dynamic chains stops past it: dynamic.run)
+        for k in range(scratch.shape[1]):
+            scratch[2, k] = 0  # the chains' generations (seen)
+        for c in range(81):
+            if val[c] == 0:
+                left += 1
+                if cand[c] == 0:
+                    out[STATUS] = INVALID
+                    return True
+    pending = resume  # (H holds the step from an assumption)
     while left > 0:
-        if effort[0] >= budget:
-            out[STATUS] = BUDGET
-            out[REACHED] = er
-            out[STEPS] = steps
-            return
-        found = first_step(val, cand, bb, H, E, effort) or next_step(
-            val, cand, bb, H, E, effort, scratch, links)
-        if not found:
-            if W.has.shape[0] == 0:  # (a stand-in: rate_all makes the chains' scratch)
-                out[STATUS] = AGAIN
-                return
-            found = assumptions(val, cand, H, W, N, X)
-            if W.over[0] == NEEDS_NESTED:  # (rate_all makes the nested chains' scratch)
-                out[STATUS] = AGAIN
-                return
-            if W.over[0] or N.over[0]:  # (a nested chain's pools ran out: past our bounds)
-                W.over[0] = 0
-                N.over[0] = 0
+        if pending:
+            pending = False
+        else:
+            if effort[0] >= budget:
                 out[STATUS] = BUDGET
                 out[REACHED] = er
                 out[STEPS] = steps
-                return
-        if not found:
-            out[STATUS] = BEYOND
-            out[REACHED] = max(er, FIRST_MISSING)
-            out[STEPS] = steps
-            return
+                return True
+            if not (first_step(val, cand, bb, H, E, effort) or next_step(
+                    val, cand, bb, H, E, effort, scratch, links)):
+                S[S_ER], S[S_EP], S[S_ED], S[S_TECH] = er, ep, ed, tech
+                S[S_STEPS], S[S_NEV], S[S_PLACED], S[S_LEFT] = steps, nev, int(placed), left
+                SX[0] = erx
+                return False
         r = H[RATING]
         x = as_serate(H[TECH], r)
         if x > erx:  # as serate compares: a chain's 6.5 + 0.2 is more than 6.6 + 0.1
@@ -208,7 +205,7 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch
             if solution[c] == d:
                 out[STATUS] = DISAGREES
                 out[STEPS] = steps
-                return
+                return True
             cand[c] &= ~(1 << (d - 1))
             bb[d - 1, c // 27] &= ~(np.int64(1) << (c % 27))
             if record and nev < t_event.shape[0]:
@@ -219,7 +216,7 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch
             if solution[pc] != d:
                 out[STATUS] = DISAGREES
                 out[STEPS] = steps
-                return
+                return True
             place(val, cand, bb, pc, d)
             left -= 1
             placed = True
@@ -239,6 +236,35 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch
     out[TECHNIQUE] = tech
     out[STEPS] = steps
     out[STATUS] = OK
+    return True
+
+
+@compiled.helper()
+def assume(val, cand, H, W, N, X, out, S):
+    """The next step from an assumption into H (True), or the puzzle's end into out: AGAIN
+    when W (a stand-in) or its nested chains' scratch is to be made first (rate_all makes
+    it), BUDGET when a nested chain's pools ran out (past our bounds), BEYOND when there is
+    none."""
+    if W.has.shape[0] == 0:
+        out[STATUS] = AGAIN
+        return False
+    found = assumptions(val, cand, H, W, N, X)
+    if W.over[0] == NEEDS_NESTED:
+        out[STATUS] = AGAIN
+        return False
+    if W.over[0] or N.over[0]:
+        W.over[0] = 0
+        N.over[0] = 0
+        out[STATUS] = BUDGET
+        out[REACHED] = S[S_ER]
+        out[STEPS] = S[S_STEPS]
+        return False
+    if not found:
+        out[STATUS] = BEYOND
+        out[REACHED] = max(S[S_ER], FIRST_MISSING)
+        out[STEPS] = S[S_STEPS]
+        return False
+    return True
 
 
 @compiled.kernel("(readonly u1[:, ::1], readonly u1[:, ::1], i8, i4[:, ::1], i4[:, :, ::1], "
@@ -262,6 +288,8 @@ def rate_all(puzzles, solutions, budget, out, t_step, t_event):
     W = new_work(effort, False, False)
     N = new_nested(False)
     X = W  # (the nested dynamic chains' own Work: none needed before W's real scratch)
+    S = np.zeros(8, np.int64)  # (rate_one's state while a step from an assumption is found)
+    SX = np.zeros(1, np.float64)
     record = t_step.shape[0] == puzzles.shape[0] and t_step.shape[1] > 0
     no_steps = np.zeros((0, STEP_WORDS), np.int32)
     no_events = np.zeros(0, np.int32)
@@ -269,8 +297,13 @@ def rate_all(puzzles, solutions, budget, out, t_step, t_event):
         steps = t_step[i] if record else no_steps
         events = t_event[i] if record else no_events
         for _ in range(3):
-            rate_one(puzzles[i], solutions[i], budget, out[i], val, cand, bb, H, E, effort,
-                     scratch, links, W, N, X, steps, events, record)
+            resume = False
+            while not rate_one(puzzles[i], solutions[i], budget, out[i], val, cand, bb, H,
+                               E, effort, scratch, links, S, SX, steps, events, record,
+                               resume):
+                resume = assume(val, cand, H, W, N, X, out[i], S)
+                if not resume:
+                    break
             if out[i, STATUS] != AGAIN:
                 break
             if W.has.shape[0] == 0:
