@@ -62,8 +62,8 @@ def _tables():
 
 HOUSE_CELLS, CELL_HOUSES, WORD, BIT, HOUSE_BB, PEERS, PEER_BB, SEES = _tables()
 
-# A house's bits in one word of a bitboard: a row's or box's in its band's word
-# (HOUSE_WORD), a column's in each word (HOUSE_WORD -1)
+# Where a house lies on a bitboard: the bits HOUSE_MASK of word HOUSE_WORD for a row or
+# a box (its band's word), of every word for a column (HOUSE_WORD -1)
 HOUSE_WORD = np.array([(h % 9) // 3 if not COL <= h < BOX else -1 for h in range(27)],
                       np.int64)
 HOUSE_MASK = np.array([HOUSE_BB[h].max() for h in range(27)], np.int64)

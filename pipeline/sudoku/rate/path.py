@@ -72,7 +72,7 @@ def first_step(val, cand, bb, H, E, effort):
     (2.5: most steps of most puzzles), in H; False when there is none. effort[0] counts
     the producers asked. Apart from next_step and, like the finders it asks, compiled
     without reference counting: a function that allocates counts its arrays' references
-    at each call, which took a sixth of an easy puzzle's time (its naked singles)."""
+    at each call (next_step's eight, then each finder's)."""
     clear(H)
     effort[0] += 1
     if hidden_single(val, cand, bb, H, E):
@@ -146,7 +146,7 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch
     the next step is none of next_step's: its rating so far is in S (SX[0]: ER as serate
     compares it), the caller asks for a chain from an assumption and, with `resume`, calls
     again to take the step in H. (The chains' Work, a hundred arrays, stays the caller's:
-    passed to each call, their references were counted a puzzle, a sixth of an easy
+    passed to each call, their references were counted a puzzle, about a fifth of an easy
     puzzle's time.)"""
     if resume:
         er, ep, ed, tech = S[S_ER], S[S_EP], S[S_ED], S[S_TECH]
