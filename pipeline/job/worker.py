@@ -328,7 +328,7 @@ def _shares(pieces, outcome, solve_us, ser) -> list[tuple[int, int, Tally]]:
 
 RATE_STEP = 8  # puzzles in the rater's first call (a hard one takes seconds)
 RATE_QUICK = 0.05  # seconds: a call that took less is followed by one twice as large, up
-RATE_STEPS = 64  # to this (a call costs about 60 µs of its own, six easy puzzles' rating;
+RATE_STEPS = 64  # to this (a call costs about 20 µs of its own, four easy puzzles' rating;
 # more in a call would risk more puzzles of nested chains in one where a file turns hard)
 RATE_SLOW = 5.0  # seconds: a call that took longer is followed by calls of one puzzle
 # (nested chains take up to the budget's tens of seconds a puzzle: eight of them would
