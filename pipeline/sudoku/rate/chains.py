@@ -411,14 +411,29 @@ def easier(H, r, nodes):
     return r < H[RATING] or (r == H[RATING] and nodes < H[INFO + 2])
 
 
+# The rating forcing_chains caps its first search at (7.2: forcing chains of 10 nodes)
+CAP = 72
+
+
 @compiled.helper()
-def forcing_chains(val, cand, bb, H, E, depth, queue, seen, links, effort):
-    """The easiest cycle or forcing chain (X, Y, XY), offered to H."""
+def forcing_chains(val, cand, bb, H, E, depth, queue, seen, links, effort, capped):
+    """The easiest cycle or forcing chain (X, Y, XY), offered to H. With `capped` (when
+    one is likely: the caller's guess), searched under a cap on the rating first (CAP):
+    most steps' easiest chain is short, and a capped search stops where longer ones would
+    go on. A chain found under the cap is the easiest of all (any easier one is under it
+    too); without one, unless no search met the cap, searched again without it. The
+    effort counts one search (each counts the same)."""
     n = np.empty((9, 27), np.int64)
     for d in range(9):
         for h in range(27):
             n[d, h] = count_in(bb, d, h)
     build_links(cand, n, links)
+    if capped:
+        spent = effort[0]
+        if chains_upto(val, cand, bb, H, E, depth, queue, seen, links, effort, CAP) or (
+                H[RATING] <= CAP):
+            return H[TECH] != 0
+        effort[0] = spent
     chains_upto(val, cand, bb, H, E, depth, queue, seen, links, effort, 1000)
     return H[TECH] != 0
 

@@ -91,7 +91,7 @@ def first_step(val, cand, bb, H, E, effort):
 
 
 @compiled.helper()
-def next_step(val, cand, bb, H, E, effort, scratch, links):
+def next_step(val, cand, bb, H, E, effort, scratch, links, capped):
     """The step serate takes next after first_step's, in H, of those up to aligned triplets
     (no assumption); False when none has one. The chains from an assumption
     (dynamic.assumptions) are the caller's next: most steps are found before, and each call
@@ -126,7 +126,8 @@ def next_step(val, cand, bb, H, E, effort, scratch, links):
     if aligned_pair(val, cand, H, E):
         return True
     effort[0] += 1
-    if forcing_chains(val, cand, bb, H, E, scratch[0], scratch[1], scratch[2], links, effort):
+    if forcing_chains(val, cand, bb, H, E, scratch[0], scratch[1], scratch[2], links, effort,
+                      capped):
         return True
     effort[0] += 1
     return aligned_triplet(val, cand, H, E)
@@ -172,9 +173,11 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch
                     out[STATUS] = INVALID
                     return True
     pending = resume  # (H holds the step from an assumption)
+    capped = True  # whether the next search of chains is capped first (forcing_chains)
     while left > 0:
         if pending:
             pending = False
+            capped = False  # (the last search of chains found none: most likely again)
         else:
             if effort[0] >= budget:
                 out[STATUS] = BUDGET
@@ -182,11 +185,13 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch
                 out[STEPS] = steps
                 return True
             if not (first_step(val, cand, bb, H, E, effort) or next_step(
-                    val, cand, bb, H, E, effort, scratch, links)):
+                    val, cand, bb, H, E, effort, scratch, links, capped)):
                 S[S_ER], S[S_EP], S[S_ED], S[S_TECH] = er, ep, ed, tech
                 S[S_STEPS], S[S_NEV], S[S_PLACED], S[S_LEFT] = steps, nev, int(placed), left
                 SX[0] = erx
                 return False
+            if CHAIN_BASE[H[TECH]] != 0:
+                capped = True  # (a chain was found: most likely a short one again)
         r = H[RATING]
         x = as_serate(H[TECH], r)
         if x > erx:  # as serate compares: a chain's 6.5 + 0.2 is more than 6.6 + 0.1
@@ -333,7 +338,8 @@ def first_hint(cand, H):
     effort = np.zeros(2, np.int64)  # (no budget)
     scratch = np.zeros((3, NODES + 1), np.int32)
     links = np.zeros((NODES, 30), np.int16)
-    if first_step(val, c2, bb, H, E, effort) or next_step(val, c2, bb, H, E, effort, scratch, links):
+    if first_step(val, c2, bb, H, E, effort) or next_step(val, c2, bb, H, E, effort, scratch,
+                                                          links, False):
         return True
     W = new_work(effort, True, True)
     return assumptions(val, c2, H, W, new_nested(True), inner_work(W))
