@@ -93,9 +93,10 @@ def first_step(val, cand, bb, H, E, effort):
 @compiled.helper()
 def next_step(val, cand, bb, H, E, effort, scratch, links, capped):
     """The step serate takes next after first_step's, in H, of those up to aligned triplets
-    (no assumption); False when none has one. The chains from an assumption
-    (dynamic.assumptions) are the caller's next: most steps are found before, and each call
-    of a function that takes their W counts its hundred arrays' references."""
+    (no assumption); False when none has one (`capped`: chains.forcing_chains' first
+    search under its cap). The chains from an assumption (dynamic.assumptions) are the
+    caller's next: most steps are found before, and each call of a function that takes
+    their W counts its hundred arrays' references."""
     effort[0] += 1
     if intersections(cand, bb, H, E, False):
         return True
