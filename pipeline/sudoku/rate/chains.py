@@ -52,6 +52,15 @@ from pipeline.sudoku.rate.techniques import (
 )
 
 NODES = 81 * 9 * 2
+ONE = np.uint32(1)  # (a node's negation, m ^ ONE, stays unsigned: see as_node)
+
+
+@compiled.helper(inline="always")
+def as_node(x):
+    """A node (or another index known not negative) as unsigned: numba indexes an array by
+    a signed integer with a test for a negative index (counted from the end): four of the
+    dozen instructions the searches take for each link they follow."""
+    return np.uint32(x)
 
 
 @compiled.helper(inline="always")
@@ -149,7 +158,7 @@ def bfs(links, start, use_x, use_y, limit, target, parent, depth, queue, seen):
     head = 0
     tail = 1
     while head < tail:
-        n = queue[head]
+        n = as_node(queue[head])
         head += 1
         dn = depth[n] + 1
         if dn + 1 > limit:
@@ -157,7 +166,7 @@ def bfs(links, start, use_x, use_y, limit, target, parent, depth, queue, seen):
         for part in range(2):  # Y links, then X
             count, base = links_of(links, n, part, use_x, use_y)
             for k in range(count):
-                m = links[n, base + k]
+                m = as_node(links[n, base + k])
                 if seen[m] != gen:
                     seen[m] = gen
                     depth[m] = dn
@@ -201,19 +210,20 @@ def to_negation(links, start, use_x, use_y, limit, depth, queue, seen):
         end = tail
         dn = level + 1
         while head < end:
-            n = queue[head]
+            n = as_node(queue[head])
             head += 1
             for part in range(2):
                 count, base = links_of(links, n, part, use_x, use_y)
                 for k in range(count):
-                    m = links[n, base + k]
+                    m = as_node(links[n, base + k])
                     if seen[m] != gen:
                         seen[m] = gen
                         depth[m] = dn
                         queue[tail] = m
                         tail += 1
-                        if seen[m ^ 1] == gen and dn + depth[m ^ 1] < best:
-                            best = dn + depth[m ^ 1]
+                        x = m ^ ONE
+                        if seen[x] == gen and dn + depth[x] < best:
+                            best = dn + depth[x]
         level = dn
 
 
@@ -247,7 +257,7 @@ def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back, ma
     stamp = 0
     while head < tail:
         e = head
-        n = qn[e]
+        n = as_node(qn[e])
         head += 1
         dn = qd[e] + 1
         if dn + 1 > limit:
@@ -257,19 +267,19 @@ def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back, ma
             stamp = anc[NODES]
             up = qp[e]
             while up >= 0:
-                anc[qn[up]] = stamp
+                anc[as_node(qn[up])] = stamp
                 up = qp[up]
         for part in range(2):  # Y links, then X
             count, base = links_of(links, n, part, use_x, use_y)
             for k in range(count):
-                m = links[n, base + k]
+                m = as_node(links[n, base + k])
                 if m & 1:  # on: once
                     if seen[m] == gen:
                         continue
                     seen[m] = gen
                 elif anc[m] == stamp:  # off: again from another on, unless an ancestor
                     continue
-                if bounded and (mark[m ^ 1] != mg or dn + back[m ^ 1] > limit):
+                if bounded and (mark[m ^ ONE] != mg or dn + back[m ^ ONE] > limit):
                     continue  # no way back within the limit
                 if tail >= qn.shape[0]:
                     return -tail

@@ -67,7 +67,7 @@ from pipeline.sudoku.rate.board import (
     first_place,
     lowbit,
 )
-from pipeline.sudoku.rate.chains import NODES, length_add
+from pipeline.sudoku.rate.chains import NODES, as_node, length_add
 from pipeline.sudoku.rate.nested import (
     STORED,
     gone_of_cell,
@@ -200,7 +200,8 @@ def new_work(effort, nested, used):
 @compiled.helper(inline="always")
 def reached(W, slot, node):
     """Whether slot's run reached node."""
-    return (W.has[slot, node >> 6] >> (node & 63)) & 1
+    u = as_node(node)  # (no test for a negative index: chains.as_node)
+    return (W.has[as_node(slot), u >> 6] >> (u & 63)) & 1
 
 
 @compiled.helper()
@@ -271,12 +272,14 @@ def behind(W, N, slot, node, cap):
 @compiled.helper(inline="always")
 def add(W, slot, node, parents, n):
     """Record node in slot's run with its parents."""
-    W.order[slot, W.count[slot]] = node
-    W.count[slot] += 1
-    W.has[slot, node >> 6] |= np.int64(1) << (node & 63)
-    W.npar[slot, node] = n
+    s = as_node(slot)
+    u = as_node(node)
+    W.order[s, as_node(W.count[s])] = u
+    W.count[s] += 1
+    W.has[s, u >> 6] |= np.int64(1) << (u & 63)
+    W.npar[s, u] = n
     for k in range(n):
-        W.par[slot, node, k] = parents[k]
+        W.par[s, u, k] = parents[k]
 
 
 @compiled.helper(_nrt=False)

@@ -165,8 +165,9 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch
         placed = False
         effort[0] = 0
         effort[1] = budget  # (a run of nested dynamic chains stops past it: dynamic.run)
-        for k in range(scratch.shape[1]):
-            scratch[2, k] = 0  # the chains' generations (seen)
+        if scratch[2, NODES] != 0:  # the chains' generations (seen), once any search ran
+            for k in range(NODES + 1):
+                scratch[2, k] = 0
         for c in range(81):
             if val[c] == 0:
                 left += 1
