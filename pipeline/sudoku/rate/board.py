@@ -98,6 +98,14 @@ def popcount(x):
 
 
 @compiled.helper(inline="always")
+def as_index(x):
+    """An index known not negative (a cell, node, slot), as unsigned: numba indexes an
+    array by a signed integer with a test for a negative one (counted from the end): four
+    of the dozen instructions the chains' searches took for each link they follow."""
+    return np.uint32(x)
+
+
+@compiled.helper(inline="always")
 def lowbit(x):
     """The index of the lowest bit set of a non-zero int64 (one instruction: LLVM does not
     see a loop over the bits as one)."""

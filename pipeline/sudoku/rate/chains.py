@@ -34,6 +34,7 @@ from pipeline.sudoku.rate.board import (
     POP9,
     SERATE_HOUSES,
     WORD,
+    as_index,
     count_in,
     lowbit,
 )
@@ -52,15 +53,7 @@ from pipeline.sudoku.rate.techniques import (
 )
 
 NODES = 81 * 9 * 2
-ONE = np.uint32(1)  # (a node's negation, m ^ ONE, stays unsigned: see as_node)
-
-
-@compiled.helper(inline="always")
-def as_node(x):
-    """A node (or another index known not negative) as unsigned: numba indexes an array by
-    a signed integer with a test for a negative index (counted from the end): four of the
-    dozen instructions the searches take for each link they follow."""
-    return np.uint32(x)
+ONE = np.uint32(1)  # (a node's negation, m ^ ONE, stays unsigned: board.as_index)
 
 
 @compiled.helper(inline="always")
@@ -158,7 +151,7 @@ def bfs(links, start, use_x, use_y, limit, target, parent, depth, queue, seen):
     head = 0
     tail = 1
     while head < tail:
-        n = as_node(queue[head])
+        n = as_index(queue[head])
         head += 1
         dn = depth[n] + 1
         if dn + 1 > limit:
@@ -166,7 +159,7 @@ def bfs(links, start, use_x, use_y, limit, target, parent, depth, queue, seen):
         for part in range(2):  # Y links, then X
             count, base = links_of(links, n, part, use_x, use_y)
             for k in range(count):
-                m = as_node(links[n, base + k])
+                m = as_index(links[n, base + k])
                 if seen[m] != gen:
                     seen[m] = gen
                     depth[m] = dn
@@ -210,12 +203,12 @@ def to_negation(links, start, use_x, use_y, limit, depth, queue, seen):
         end = tail
         dn = level + 1
         while head < end:
-            n = as_node(queue[head])
+            n = as_index(queue[head])
             head += 1
             for part in range(2):
                 count, base = links_of(links, n, part, use_x, use_y)
                 for k in range(count):
-                    m = as_node(links[n, base + k])
+                    m = as_index(links[n, base + k])
                     if seen[m] != gen:
                         seen[m] = gen
                         depth[m] = dn
@@ -257,7 +250,7 @@ def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back, ma
     stamp = 0
     while head < tail:
         e = head
-        n = as_node(qn[e])
+        n = as_index(qn[e])
         head += 1
         dn = qd[e] + 1
         if dn + 1 > limit:
@@ -267,12 +260,12 @@ def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back, ma
             stamp = anc[NODES]
             up = qp[e]
             while up >= 0:
-                anc[as_node(qn[up])] = stamp
+                anc[as_index(qn[up])] = stamp
                 up = qp[up]
         for part in range(2):  # Y links, then X
             count, base = links_of(links, n, part, use_x, use_y)
             for k in range(count):
-                m = as_node(links[n, base + k])
+                m = as_index(links[n, base + k])
                 if m & 1:  # on: once
                     if seen[m] == gen:
                         continue

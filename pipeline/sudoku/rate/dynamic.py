@@ -64,10 +64,11 @@ from pipeline.sudoku.rate.board import (
     PEERS_IN_ORDER,
     POP9,
     SERATE_HOUSES,
+    as_index,
     first_place,
     lowbit,
 )
-from pipeline.sudoku.rate.chains import NODES, as_node, length_add
+from pipeline.sudoku.rate.chains import NODES, length_add
 from pipeline.sudoku.rate.nested import (
     STORED,
     gone_of_cell,
@@ -200,8 +201,8 @@ def new_work(effort, nested, used):
 @compiled.helper(inline="always")
 def reached(W, slot, node):
     """Whether slot's run reached node."""
-    u = as_node(node)  # (no test for a negative index: chains.as_node)
-    return (W.has[as_node(slot), u >> 6] >> (u & 63)) & 1
+    u = as_index(node)  # (no test for a negative index: board.as_index)
+    return (W.has[as_index(slot), u >> 6] >> (u & 63)) & 1
 
 
 @compiled.helper()
@@ -231,31 +232,32 @@ def ancestors(W, N, slot, root, rpar, nr, gen, cap):
             vis[q] = gen
             stack[top] = q
             top += 1
+    sl = as_index(slot)  # (unsigned: board.as_index)
     while top > 0:
         top -= 1
-        n = stack[top]
+        n = as_index(stack[top])
         count += 1
         if count > cap:
             return count
-        m = npar[slot, n]
+        m = npar[sl, n]
         if N is not None and m < 0:  # a nested chain's off: its parents in the run's pool
-            tid = par[slot, n, 3] | (np.int64(par[slot, n, 4]) << 15)
+            tid = par[sl, n, 3] | (np.int64(par[sl, n, 4]) << 15)
             if N.tmark[tid] != W.cgen[0]:
                 N.tmark[tid] = W.cgen[0]
                 W.nsum[0] += N.tcx[tid]
-            at = par[slot, n, 0] | (np.int64(par[slot, n, 1]) << 15)
-            for k in range(par[slot, n, 2]):
-                q = W.xpar[slot, at + k]
+            at = par[sl, n, 0] | (np.int64(par[sl, n, 1]) << 15)
+            for k in range(par[sl, n, 2]):
+                q = W.xpar[sl, at + k]
                 if vis[q] != gen:
                     vis[q] = gen
                     stack[top] = q
                     top += 1
             continue
         for k in range(m):
-            q = par[slot, n, k]
-            if vis[q] != gen:
-                vis[q] = gen
-                stack[top] = q
+            u = as_index(par[sl, n, k])
+            if vis[u] != gen:
+                vis[u] = gen
+                stack[top] = u
                 top += 1
     return count
 
@@ -272,9 +274,9 @@ def behind(W, N, slot, node, cap):
 @compiled.helper(inline="always")
 def add(W, slot, node, parents, n):
     """Record node in slot's run with its parents."""
-    s = as_node(slot)
-    u = as_node(node)
-    W.order[s, as_node(W.count[s])] = u
+    s = as_index(slot)
+    u = as_index(node)
+    W.order[s, as_index(W.count[s])] = u
     W.count[s] += 1
     W.has[s, u >> 6] |= np.int64(1) << (u & 63)
     W.npar[s, u] = n

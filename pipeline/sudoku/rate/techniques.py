@@ -33,6 +33,7 @@ from pipeline.sudoku.rate.board import (
     SERATE_HOUSES,
     WORD,
     alone,
+    as_index,
     count_in,
     lowbit,
     popcount,
@@ -1243,10 +1244,15 @@ def aligned_triplet(val, cand, H, E):
     three is out when two that see each other share a digit or it leaves a common excluder
     no digit; a digit of the three in no choice left goes. The first such triplet."""
     small = np.zeros(3, np.int64)  # the cells with two or three candidates: excluders
+    ones = np.zeros(3, np.int64)  # those with one
     basebb = np.zeros(3, np.int64)
     for c in range(81):
-        if val[c] == 0 and 2 <= POP9[cand[c]] <= 3:
-            small[c // 27] |= np.int64(1) << (c % 27)
+        if val[c] == 0:
+            k = POP9[cand[c]]
+            if 2 <= k <= 3:
+                small[c // 27] |= np.int64(1) << (c % 27)
+            elif k == 1:
+                ones[c // 27] |= np.int64(1) << (c % 27)
     base = np.zeros(81, np.int64)
     excl = np.zeros((81, 3), np.int64)  # a base cell's excluders
     nb = 0
@@ -1254,13 +1260,11 @@ def aligned_triplet(val, cand, H, E):
         if val[c] != 0 or POP9[cand[c]] < 2:
             continue
         single = False
-        for k in range(20):
-            if POP9[cand[PEERS[c, k]]] == 1:
-                single = True
         n = 0
         for w in range(3):
             excl[c, w] = small[w] & PEER_BB[c, w]
             n += popcount(excl[c, w])
+            single |= (ones[w] & PEER_BB[c, w]) != 0
         if n and not single:
             base[nb] = c
             basebb[c // 27] |= np.int64(1) << (c % 27)
@@ -1271,9 +1275,9 @@ def aligned_triplet(val, cand, H, E):
     partner = np.zeros(9, np.int64)
     three = np.zeros(20, np.int64)
     for n2 in range(1, nb):
-        c1 = base[n2]
+        c1 = as_index(base[n2])
         for n1 in range(n2):
-            c0 = base[n1]
+            c0 = as_index(base[n1])
             if (popcount(excl[c0, 0] & excl[c1, 0]) + popcount(excl[c0, 1] & excl[c1, 1])
                     + popcount(excl[c0, 2] & excl[c1, 2])) < 2:
                 continue  # the three could not share two excluders
@@ -1289,7 +1293,7 @@ def aligned_triplet(val, cand, H, E):
                             twin[nt] = t
                             nt += 1
             for it in range(nt):
-                c2 = twin[it]
+                c2 = as_index(twin[it])
                 nc = 0
                 for w in range(3):
                     m = excl[c0, w] & excl[c1, w] & excl[c2, w]
