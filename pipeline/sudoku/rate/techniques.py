@@ -1292,16 +1292,29 @@ def aligned_triplet(val, cand, H, E):
                         if t != c0 and t != c1:
                             twin[nt] = t
                             nt += 1
+            e0 = excl[c0, 0] & excl[c1, 0]
+            e1 = excl[c0, 1] & excl[c1, 1]
+            e2 = excl[c0, 2] & excl[c1, 2]
             for it in range(nt):
                 c2 = as_index(twin[it])
+                if (popcount(e0 & excl[c2, 0]) + popcount(e1 & excl[c2, 1])
+                        + popcount(e2 & excl[c2, 2])) < 2:
+                    continue  # (most: counted before their excluders are listed)
+                # an excluder with a digit none of the three has denies no choice; without
+                # one, only three cells that see each other could lose a digit (each has two
+                # or more: with two lines of sight or fewer, a choice is left for each)
+                u = cand[c0] | cand[c1] | cand[c2]
                 nc = 0
                 for w in range(3):
-                    m = excl[c0, w] & excl[c1, w] & excl[c2, w]
+                    m = e0 if w == 0 else (e1 if w == 1 else e2)
+                    m &= excl[c2, w]
                     while m:
-                        common[nc] = cand[27 * w + lowbit(m)]
+                        e = cand[27 * w + lowbit(m)]
                         m &= m - 1
-                        nc += 1
-                if nc < 2:
+                        if e & ~u == 0:
+                            common[nc] = e
+                            nc += 1
+                if nc == 0 and not (SEES[c0, c1] and SEES[c0, c2] and SEES[c1, c2]):
                     continue
                 cells[0] = c0
                 cells[1] = c1
