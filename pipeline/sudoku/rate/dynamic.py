@@ -464,8 +464,8 @@ def run(W, N, cand, slot, start, dynamic, y, lvl, X):
         W.has[slot, w] = 0
     count[slot] = 0
     W.xn[slot] = 0
-    for c in range(81):
-        g[c] = cand[c]
+    for i in range(81):
+        g[i] = cand[i]
     for d in range(9):  # (a whole-array copy would allocate, to guard against overlap)
         for h in range(27):
             W.n[d, h] = W.n0[d, h]
@@ -518,7 +518,7 @@ def run(W, N, cand, slot, start, dynamic, y, lvl, X):
         if hon < ton:
             p = qon[hon]
             hon += 1
-            c = (p >> 1) // 9
+            c = as_index((p >> 1) // 9)
             d = (p >> 1) % 9
             one[0] = p
             nq = 0
@@ -530,7 +530,7 @@ def run(W, N, cand, slot, start, dynamic, y, lvl, X):
                     mk[nq, 0] = (c * 9 + e) << 1
                     nq += 1
             for k in range(20):
-                o = PEERS_IN_ORDER[c, k]
+                o = as_index(PEERS_IN_ORDER[c, k])
                 if (g[o] >> d) & 1:
                     mk[nq, 0] = (o * 9 + d) << 1
                     nq += 1
@@ -546,7 +546,7 @@ def run(W, N, cand, slot, start, dynamic, y, lvl, X):
             continue
         p = qoff[hoff]
         hoff += 1
-        c = (p >> 1) // 9
+        c = as_index((p >> 1) // 9)
         d = (p >> 1) % 9
         nq = 0
         if y and POP9[g[c]] == 2:
@@ -567,18 +567,17 @@ def run(W, N, cand, slot, start, dynamic, y, lvl, X):
             if W.n[d, h] != 2:  # (this cell and one other)
                 continue
             other = -1
-            for k in range(9):
-                o = HOUSE_CELLS[h, k]
-                if o != c and (g[o] >> d) & 1:
-                    other = o
-            mk[nq, 0] = ((other * 9 + d) << 1) | 1
             mk[nq, 1] = p
             n = 1
-            for k in range(9):
-                o = HOUSE_CELLS[h, k]
-                if (cand[o] >> d) & 1 and not (g[o] >> d) & 1:
+            for k in range(9):  # the other, and the parents: the places this run took
+                o = as_index(HOUSE_CELLS[h, k])
+                if (g[o] >> d) & 1:
+                    if o != c:
+                        other = o
+                elif (cand[o] >> d) & 1:
                     mk[nq, 1 + n] = (o * 9 + d) << 1
                     n += 1
+            mk[nq, 0] = ((other * 9 + d) << 1) | 1
             mkn[nq] = n
             nq += 1
         if dynamic:
