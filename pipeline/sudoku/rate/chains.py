@@ -151,7 +151,7 @@ def bfs(links, start, use_x, use_y, limit, target, parent, depth, queue, seen):
     head = 0
     tail = 1
     while head < tail:
-        n = as_index(queue[head])
+        n = as_index(queue[as_index(head)])
         head += 1
         dn = depth[n] + 1
         if dn + 1 > limit:
@@ -164,7 +164,7 @@ def bfs(links, start, use_x, use_y, limit, target, parent, depth, queue, seen):
                     seen[m] = gen
                     depth[m] = dn
                     parent[m] = n
-                    queue[tail] = m
+                    queue[as_index(tail)] = m
                     tail += 1
                     if m == target:
                         return tail
@@ -203,7 +203,7 @@ def to_negation(links, start, use_x, use_y, limit, depth, queue, seen):
         end = tail
         dn = level + 1
         while head < end:
-            n = as_index(queue[head])
+            n = as_index(queue[as_index(head)])
             head += 1
             for part in range(2):
                 count, base = links_of(links, n, part, use_x, use_y)
@@ -212,7 +212,7 @@ def to_negation(links, start, use_x, use_y, limit, depth, queue, seen):
                     if seen[m] != gen:
                         seen[m] = gen
                         depth[m] = dn
-                        queue[tail] = m
+                        queue[as_index(tail)] = m
                         tail += 1
                         x = m ^ ONE
                         if seen[x] == gen and dn + depth[x] < best:
@@ -249,7 +249,7 @@ def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back, ma
     closers[0] = 0
     stamp = 0
     while head < tail:
-        e = head
+        e = as_index(head)
         n = as_index(qn[e])
         head += 1
         dn = qd[e] + 1
@@ -260,8 +260,9 @@ def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back, ma
             stamp = anc[NODES]
             up = qp[e]
             while up >= 0:
-                anc[as_index(qn[up])] = stamp
-                up = qp[up]
+                u = as_index(up)
+                anc[as_index(qn[u])] = stamp
+                up = qp[u]
         for part in range(2):  # Y links, then X
             count, base = links_of(links, n, part, use_x, use_y)
             for k in range(count):
@@ -276,9 +277,10 @@ def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back, ma
                     continue  # no way back within the limit
                 if tail >= qn.shape[0]:
                     return -tail
-                qn[tail] = m
-                qp[tail] = e
-                qd[tail] = dn
+                t = as_index(tail)
+                qn[t] = m
+                qp[t] = e
+                qd[t] = dn
                 if (m & 1) == 0 and dn >= 3 and closers[0] + 1 < closers.shape[0]:
                     if links_to(links, m, start, use_x, use_y):
                         closers[0] += 1
