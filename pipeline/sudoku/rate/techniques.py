@@ -665,6 +665,7 @@ def unique_loop(val, cand, bb, H, E):
     # per house, its places that hold both digits of the pair (the search steps through
     # these alone, in the house's order: it could only pass over the others), for `last`
     places = np.zeros(27, np.int64)
+    extra = np.zeros(9, np.int64)
     last = 0
     held = 0  # the cells that hold it
     for s0 in range(81):
@@ -676,7 +677,22 @@ def unique_loop(val, cand, bb, H, E):
         if pair != last:
             last = pair
             held = 0
-            for h in range(27):  # (placed cells hold no candidates)
+            # a loop (6 cells or more) holds at most two cells with more than the pair, or
+            # else all its others hold the pair and one same digit (viable): most pairs
+            # are in too few such cells for either, and need no search (placed cells hold
+            # no candidates)
+            bare = 0  # the cells holding the pair alone
+            for z in range(9):
+                extra[z] = 0
+            for c in range(81):
+                m = cand[c]
+                if m == pair:
+                    bare += 1
+                elif m & pair == pair and POP9[m] == 3:
+                    extra[lowbit(m & ~pair)] += 1
+            if bare < 4 and bare + extra.max() < 6:
+                continue
+            for h in range(27):
                 places[h] = positions(cand, h, u) & positions(cand, h, v)
                 if h < 9:  # (the rows: each cell once)
                     held += POP9[places[h]]
