@@ -59,12 +59,15 @@ import numpy as np
 
 from pipeline import compiled
 from pipeline.sudoku.rate.board import (
+    BIT,
     CELL_HOUSES,
+    HOUSE_BB,
     HOUSE_CELLS,
-    PEERS_IN_ORDER,
     POP9,
     SERATE_HOUSES,
+    WORD,
     as_index,
+    count_in,
     first_place,
     lowbit,
 )
@@ -154,7 +157,8 @@ NEEDS_NESTED = 2  # W.over: the nested chains' scratch is wanted (1: a pool ran 
 # list of slots; vis/stack/gen for counting ancestors; best the kept conclusion
 # (complexity, sort key, technique, node, two words of info); hit the last run's
 # contradiction's candidate; effort the units. n[d, h]: how many cells of house h hold
-# candidate d in g (n0: in the grid as it stands), to find a house left with two places.
+# candidate d in g (n0: in the grid as it stands), to find a house left with two places;
+# gb (gb0) the same places as bitboards (board.setup's layout), read a house at a time.
 # val: the step's placed cells; adv .. agen: plus.py's (chains (+)). Nested chains: xpar/xn
 # each run's pool of parents, cgen/nsum the conclusion whose nested chains are counted
 # (N.tmark[id] == cgen: counted) and their sum, nout/noutp a look's offs and their parents;
@@ -166,7 +170,7 @@ NEEDS_NESTED = 2  # W.over: the nested chains' scratch is wanted (1: a pool ran 
 # about half), and those kinds make thousands of calls a step.
 Work = namedtuple("Work", "has order count npar par made cx hits g n0 n qon qoff mk mkn one sl "
                           "vis stack gen best hit effort val adv rc rm pp occ gp lost amark agen "
-                          "xpar xn cgen nsum nout noutp over coll step")
+                          "xpar xn cgen nsum nout noutp over coll step gb gb0")
 
 
 @compiled.helper()
@@ -195,7 +199,8 @@ def new_work(effort, nested, used):
                 np.zeros(s, np.int64), np.zeros(1, np.int64),
                 np.zeros(1, np.int64), np.empty((n, 4), np.int64),
                 np.empty(outs, np.int64),
-                np.zeros(1, np.int64), np.zeros(2, np.int64), np.zeros(81, np.int64))
+                np.zeros(1, np.int64), np.zeros(2, np.int64), np.zeros(81, np.int64),
+                np.zeros((9, 3), np.int64), np.zeros((9, 3), np.int64))
 
 
 @compiled.helper(inline="always")
@@ -466,9 +471,12 @@ def run(W, N, cand, slot, start, dynamic, y, lvl, X):
     W.xn[slot] = 0
     for i in range(81):
         g[i] = cand[i]
+    gb, gb0 = W.gb, W.gb0
     for d in range(9):  # (a whole-array copy would allocate, to guard against overlap)
         for h in range(27):
             W.n[d, h] = W.n0[d, h]
+        for w in range(3):
+            gb[d, w] = gb0[d, w]
     one = W.one
     add(W, slot, start, one, 0)
     hon = ton = hoff = toff = 0
@@ -529,11 +537,16 @@ def run(W, N, cand, slot, start, dynamic, y, lvl, X):
                     x &= x - 1
                     mk[nq, 0] = (c * 9 + e) << 1
                     nq += 1
-            for k in range(20):
-                o = as_index(PEERS_IN_ORDER[c, k])
-                if (g[o] >> d) & 1:
-                    mk[nq, 0] = (o * 9 + d) << 1
+            w = WORD[c]
+            box = CELL_HOUSES[c, 2]
+            for part in range(5):  # the peers holding d, in serate's order: the box, the
+                v = w if part < 2 else part - 2  # rest of the row, of the column (3 words)
+                h = box if part == 0 else CELL_HOUSES[c, 0 if part == 1 else 1]
+                x = gb[d, v] & HOUSE_BB[h, v] & ~(BIT[c] if part == 0 else HOUSE_BB[box, v])
+                while x:
+                    mk[nq, 0] = ((v * 27 + lowbit(x)) * 9 + d) << 1
                     nq += 1
+                    x &= x - 1
             for i in range(nq):
                 q = mk[i, 0]
                 if reached(W, slot, q | 1):
@@ -569,19 +582,21 @@ def run(W, N, cand, slot, start, dynamic, y, lvl, X):
             other = -1
             mk[nq, 1] = p
             n = 1
-            for k in range(9):  # the other, and the parents: the places this run took
-                o = as_index(HOUSE_CELLS[h, k])
-                if (g[o] >> d) & 1:
-                    if o != c:
-                        other = o
-                elif (cand[o] >> d) & 1:
-                    mk[nq, 1 + n] = (o * 9 + d) << 1
+            for v in range(3):  # the other, and the parents: the places this run took
+                x = gb[d, v] & HOUSE_BB[h, v] & ~(BIT[c] if v == WORD[c] else 0)
+                if x:
+                    other = v * 27 + lowbit(x)
+                x = gb0[d, v] & ~gb[d, v] & HOUSE_BB[h, v]  # (in the house's order)
+                while x:
+                    mk[nq, 1 + n] = ((v * 27 + lowbit(x)) * 9 + d) << 1
                     n += 1
+                    x &= x - 1
             mk[nq, 0] = ((other * 9 + d) << 1) | 1
             mkn[nq] = n
             nq += 1
         if dynamic:
             g[c] &= ~(1 << d)
+            gb[d, WORD[c]] &= ~BIT[c]
             for which in range(3):
                 W.n[d, CELL_HOUSES[c, which]] -= 1
         for i in range(nq):
@@ -698,12 +713,18 @@ def chains_of(W, N, val, cand, mode, X):
             reset_pass(N)
     for c in range(81):
         W.val[c] = val[c]
+    gb0 = W.gb0
+    for d in range(9):
+        for w in range(3):
+            gb0[d, w] = 0
+    for c in range(81):
+        x = cand[c]
+        while x:
+            gb0[lowbit(x), WORD[c]] |= BIT[c]
+            x &= x - 1
     for d in range(9):
         for h in range(27):
-            n = 0
-            for k in range(9):
-                n += (cand[HOUSE_CELLS[h, k]] >> d) & 1
-            W.n0[d, h] = n
+            W.n0[d, h] = count_in(gb0, d, h)
     for c in range(81):
         if val[c] != 0:
             continue
