@@ -1294,8 +1294,10 @@ def aligned_triplet(val, cand, H, E):
         c1 = as_index(base[n2])
         for n1 in range(n2):
             c0 = as_index(base[n1])
-            if (popcount(excl[c0, 0] & excl[c1, 0]) + popcount(excl[c0, 1] & excl[c1, 1])
-                    + popcount(excl[c0, 2] & excl[c1, 2])) < 2:
+            e0 = excl[c0, 0] & excl[c1, 0]  # the pair's common excluders
+            e1 = excl[c0, 1] & excl[c1, 1]
+            e2 = excl[c0, 2] & excl[c1, 2]
+            if popcount(e0) + popcount(e1) + popcount(e2) < 2:
                 continue  # the three could not share two excluders
             nt = 0  # the twin area: c0's excluders that are base cells, then c1's others
             for s in range(2):
@@ -1308,9 +1310,6 @@ def aligned_triplet(val, cand, H, E):
                         if t != c0 and t != c1:
                             twin[nt] = t
                             nt += 1
-            e0 = excl[c0, 0] & excl[c1, 0]
-            e1 = excl[c0, 1] & excl[c1, 1]
-            e2 = excl[c0, 2] & excl[c1, 2]
             for it in range(nt):
                 c2 = as_index(twin[it])
                 if (popcount(e0 & excl[c2, 0]) + popcount(e1 & excl[c2, 1])
