@@ -16,6 +16,12 @@ one off that leads to on is placed). Links are taken Y first, then houses box, r
 column, as serate does, which decides which of equally long loops is met first. Rating:
 the base of its kind plus serate's increments for the chain's length (`length_add`).
 
+Before the searches, one pass over each kind's graph of links (`reach`: its strongly
+connected components) tells which searches can find anything: no loop comes back to a node
+on no cycle, nor passes a node outside the start's component; no forcing chain starts from
+a node with no way to its negation. In a step whose chain comes from an assumption, no
+search finds anything.
+
 The searches allocate nothing and are compiled without reference counting (`_nrt=False`):
 counting the arrays of each of their thousands of calls a step took 3% of the rater's time.
 """
@@ -54,6 +60,7 @@ from pipeline.sudoku.rate.techniques import (
 
 NODES = 81 * 9 * 2
 ONE = np.uint32(1)  # (a node's negation, m ^ ONE, stays unsigned: board.as_index)
+ON_CYCLE, NEGATES = 1, 2  # what a search from a node can find (reach)
 
 
 @compiled.helper(inline="always")
@@ -221,13 +228,17 @@ def to_negation(links, start, use_x, use_y, limit, depth, queue, seen):
 
 
 @compiled.helper(_nrt=False)
-def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back, mark, anc):
+def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back, mark, anc, scc):
     """Serate's search for loops back to `start` (on), breadth first, Y links before X: an
     on node is reached once, an off node once from each on node it is not an ancestor of
     (so that a loop through it by another way is seen). The queue's entries: qn the node,
     qp the entry it came from, qd its depth. Each off entry 3 links or more away that links
     back to the start is a loop: its entry goes to closers (closers[0] their count). Returns
     the number of entries, negative when `limit` (nodes) cut the search short.
+
+    Only nodes of the start's strongly connected component (scc[], chains.reach's) are
+    queued: from any other, no way leads back to the start. As the others' descendants are
+    all others too, the entries kept come in the same order, from the same parents.
 
     Under a limit, an entry that cannot get back to the start within it is not queued: it
     would lead to no loop the search could take, and these searches grow fast with depth.
@@ -248,6 +259,7 @@ def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back, ma
     tail = 1
     closers[0] = 0
     stamp = 0
+    home = scc[start]
     while head < tail:
         e = as_index(head)
         n = as_index(qn[e])
@@ -267,6 +279,8 @@ def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back, ma
             count, base = links_of(links, n, part, use_x, use_y)
             for k in range(count):
                 m = as_index(links[n, base + k])
+                if scc[m] != home:
+                    continue  # no way back from m (reach: its component is not the start's)
                 if m & 1:  # on: once
                     if seen[m] == gen:
                         continue
@@ -421,33 +435,156 @@ CAP = 72
 
 
 @compiled.helper()
+def new_reach():
+    """reach's scratch."""
+    return (np.empty((10, NODES + 1), np.int32), np.empty(NODES * 28, np.int32),
+            np.empty((NODES, (NODES + 63) >> 6), np.uint64))
+
+
+@compiled.helper(_nrt=False)
+def reach(cand, links, use_x, use_y, flags, scc, tmp, adj, bits):
+    """What a search from a node of this kind's links can find, whatever its limit:
+    flags[n] has ON_CYCLE when node n lies on a cycle (a loop back to it needs one) and
+    NEGATES when a way leads from n to its negation (a forcing chain); scc[n] is n's
+    strongly connected component (a loop back to n passes only nodes of n's). One pass
+    over the graph: the components (Tarjan's), each completed after every one it reaches,
+    so each one's reach is its nodes and its successors' reach, a bitset over the nodes.
+    (In a step whose chain comes from an assumption no cycle or forcing chain eliminates
+    anything, and a search from each candidate went through the whole graph to learn it:
+    about half of such a step's time; this pass costs about a tenth.) Scratch, the
+    caller's (new_reach): tmp (10, NODES + 1) int32, adj (NODES * 28), bits (NODES, 23)."""
+    node, num, start, order, low, comp, size, stack, at, nxt = (
+        tmp[0], tmp[1], tmp[2], tmp[3], tmp[4], tmp[5], tmp[6], tmp[7], tmp[8], tmp[9])
+    # node[i]: the grid's candidates' nodes, numbered 0..v-1; num[n]: node n's number
+    v = 0
+    for c in range(81):
+        x = cand[c]
+        while x:
+            off = (c * 9 + lowbit(x)) << 1
+            x &= x - 1
+            for m in range(off, off + 2):  # (so a node's negation is number ^ 1)
+                num[m] = v
+                node[v] = m
+                v += 1
+    e = 0  # the links by number: node i's are adj[start[i]:start[i + 1]]
+    for i in range(v):
+        start[i] = e
+        for part in range(2):
+            count, base = links_of(links, node[i], part, use_x, use_y)
+            for k in range(count):
+                adj[e] = num[links[node[i], base + k]]
+                e += 1
+    start[v] = e
+    words = (v + 63) >> 6
+    # Tarjan's: order of discovery, the lowest order reachable from the search's subtree,
+    # the component (bits[k]: what component k reaches) and its size; stack: the nodes in
+    # no component yet; at, nxt: the depth-first path (a node, its next link)
+    for i in range(v):
+        order[i] = -1
+        comp[i] = -1
+    sp = 0
+    seen = 0
+    done = 0
+    for root in range(v):
+        if order[root] >= 0:
+            continue
+        order[root] = low[root] = seen
+        seen += 1
+        stack[sp] = root
+        sp += 1
+        top = 0
+        at[0] = root
+        nxt[0] = start[root]
+        while top >= 0:
+            u = at[top]
+            q = nxt[top]
+            if q < start[u + 1]:
+                nxt[top] = q + 1
+                w = adj[q]
+                if order[w] < 0:
+                    order[w] = low[w] = seen
+                    seen += 1
+                    stack[sp] = w
+                    sp += 1
+                    top += 1
+                    at[top] = w
+                    nxt[top] = start[w]
+                elif comp[w] < 0 and order[w] < low[u]:
+                    low[u] = order[w]
+                continue
+            if low[u] == order[u]:  # u's component: the stack down to u
+                k = done
+                done += 1
+                for b in range(words):
+                    bits[k, b] = 0
+                first = sp
+                while True:
+                    first -= 1
+                    w = stack[first]
+                    comp[w] = k
+                    bits[k, w >> 6] |= np.uint64(1) << np.uint64(w & 63)
+                    if w == u:
+                        break
+                size[k] = sp - first
+                for j in range(first, sp):
+                    w = stack[j]
+                    for q in range(start[w], start[w + 1]):
+                        t = comp[adj[q]]
+                        if t != k:
+                            for b in range(words):
+                                bits[k, b] |= bits[t, b]
+                sp = first
+            top -= 1
+            if top >= 0 and low[u] < low[at[top]]:
+                low[at[top]] = low[u]
+    for i in range(v):
+        k = comp[i]
+        f = ON_CYCLE if size[k] > 1 else 0
+        if (bits[k, (i ^ 1) >> 6] >> np.uint64((i ^ 1) & 63)) & np.uint64(1):
+            f |= NEGATES
+        flags[node[i]] = f
+        scc[node[i]] = k
+
+
+@compiled.helper()
 def forcing_chains(val, cand, bb, H, E, depth, queue, seen, links, effort, capped):
     """The easiest cycle or forcing chain (X, Y, XY), offered to H. With `capped` (when
     one is likely: the caller's guess), searched under a cap on the rating first (CAP):
     most steps' easiest chain is short, and a capped search stops where longer ones would
     go on. A chain found under the cap is the easiest of all (any easier one is under it
     too); without one, unless no search met the cap, searched again without it. The
-    effort counts one search (each counts the same)."""
+    effort counts one search (each counts the same), searches that `reach` shows to find
+    nothing included."""
     n = np.empty((9, 27), np.int64)
     for d in range(9):
         for h in range(27):
             n[d, h] = count_in(bb, d, h)
     build_links(cand, n, links)
+    # which searches can find anything, by kind (as chains_upto's); Y links alone (cycles
+    # of bivalue cells: few, short searches) cost more to look at than to search
+    flags = np.empty((3, NODES), np.int8)
+    scc = np.zeros((3, NODES), np.int32)
+    flags[0, :] = ON_CYCLE | NEGATES
+    tmp, adj, bits = new_reach()
+    reach(cand, links, True, False, flags[1], scc[1], tmp, adj, bits)
+    reach(cand, links, True, True, flags[2], scc[2], tmp, adj, bits)
     if capped:
         spent = effort[0]
-        if chains_upto(val, cand, bb, H, E, depth, queue, seen, links, effort, CAP) or (
-                H[RATING] <= CAP):
+        if chains_upto(val, cand, bb, H, E, depth, queue, seen, links, flags, scc, effort,
+                       CAP) or H[RATING] <= CAP:
             return H[TECH] != 0
         effort[0] = spent
-    chains_upto(val, cand, bb, H, E, depth, queue, seen, links, effort, 1000)
+    chains_upto(val, cand, bb, H, E, depth, queue, seen, links, flags, scc, effort, 1000)
     return H[TECH] != 0
 
 
 @compiled.helper()
-def chains_upto(val, cand, bb, H, E, depth, queue, seen, links, effort, level):
+def chains_upto(val, cand, bb, H, E, depth, queue, seen, links, flags, scc, effort, level):
     """The chains rated at most `level`, offered to H; True when no search was cut short
-    (no longer chain exists). Serate's order: X links only, then Y only (loops only, from
-    bivalue cells), then both; each candidate's loops, then its forcing chains on, off."""
+    (no longer chain exists). The searches that flags[kind] (reach) shows to find nothing
+    are not made, and loops keep to their start's component (scc[kind]). Serate's order:
+    X links only, then Y only (loops only, from bivalue cells), then both; each
+    candidate's loops, then its forcing chains on, off."""
     whole = True
     closers = np.zeros(256, np.int64)
     # the loop search's entries: at most 729 ons, each giving at most 28 offs (loops)
@@ -464,6 +601,8 @@ def chains_upto(val, cand, bb, H, E, depth, queue, seen, links, effort, level):
     for kind in (1, 0, 2):  # 0: Y links only, 1: X only, 2: both
         use_x = kind >= 1
         use_y = kind != 1
+        fk = flags[kind]
+        sk = scc[kind]
         for c in range(81):
             if val[c] != 0:
                 continue
@@ -482,11 +621,14 @@ def chains_upto(val, cand, bb, H, E, depth, queue, seen, links, effort, level):
                     lim65, lim66, lim70 = limits(rated)
                 limit = lim70 if kind == 2 else lim65
                 nb = 0  # under a limit, the search from the start's off (loops' ways back)
-                if limit < NODES:
-                    nb = bfs(links, node, use_x, use_y, limit, -1, qp, back, reached, mark)
-                if loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back,
-                         mark, anc) < 0:
-                    whole = False
+                closers[0] = 0
+                if fk[start] & ON_CYCLE:
+                    if limit < NODES:
+                        nb = bfs(links, node, use_x, use_y, limit, -1, qp, back, reached,
+                                 mark)
+                    if loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers,
+                             back, mark, anc, sk) < 0:
+                        whole = False
                 for k in range(1, closers[0] + 1):  # the shortest loop that eliminates
                     last = closers[k]
                     nodes = qd[last] + 1
@@ -510,7 +652,9 @@ def chains_upto(val, cand, bb, H, E, depth, queue, seen, links, effort, level):
                         rated = min(H[RATING], level)
                         lim65, lim66, lim70 = limits(rated)
                     limit = lim70 if kind == 2 else lim66
-                    if on == 0 and nb != 0:  # that search went as far (the limit is lower)
+                    if not fk[start] & NEGATES:
+                        nodes = 0
+                    elif on == 0 and nb != 0:  # that search went as far (the limit is lower)
                         nodes = negation_within(reached, nb, back, mark, limit)
                     else:
                         nodes = to_negation(links, start, use_x, use_y, limit, depth, queue,

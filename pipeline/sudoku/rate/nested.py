@@ -63,7 +63,17 @@ from pipeline.sudoku.rate.board import (
     java_order,
     lowbit,
 )
-from pipeline.sudoku.rate.chains import NODES, bfs, build_links, length_add, loops, serate_added
+from pipeline.sudoku.rate.chains import (
+    NEGATES,
+    NODES,
+    ON_CYCLE,
+    bfs,
+    build_links,
+    length_add,
+    loops,
+    reach,
+    serate_added,
+)
 
 MAXH = 1 << 14  # hints of one look
 POOL = 1 << 20  # their paths' nodes
@@ -82,7 +92,8 @@ STORED = -2  # record's kind of a hint that keeps its parents, not its path
 Nested = namedtuple("Nested", "links parent depth queue seen qn qp qd closers back mark "
                               "anc forw bck diff cx sk key rh po pn ro rn path rem nh np nr "
                               "kept kmark tcx tkey tix tcount over pp rc rm tmp hseen hmark emark "
-                              "hk seg shas sorder scount spar smade sgen sqon sqoff sl tmark")
+                              "hk seg shas sorder scount spar smade sgen sqon sqoff sl tmark "
+                              "flags scc rtmp radj rbits")
 
 
 @compiled.helper()
@@ -114,7 +125,9 @@ def new_nested(big):
                np.empty((slots, nodes), e16), np.zeros(slots, e64),
                np.empty((slots, nodes), e16), np.zeros(slots, e64), np.zeros(1, e64),
                np.empty(nodes, e64), np.empty(nodes, e64), np.empty(9, e64),
-               np.empty(table, e64))
+               np.empty(table, e64), np.empty(nodes, np.int8), np.empty(nodes, e32),
+               np.empty((10, nodes + 1), e32), np.empty(nodes * 28, e32),
+               np.empty((nodes, (nodes + 63) >> 6), np.uint64))
     reset_pass(N)
     return N
 
@@ -230,17 +243,25 @@ def no_hints(N):
 
 @compiled.helper()
 def look(N, val, cand, g, n):
-    """Every hint on the run's grid g, recorded in N (serate's order, before sorting)."""
+    """Every hint on the run's grid g, recorded in N (serate's order, before sorting); the
+    searches that chains.reach shows to find nothing are not made."""
     no_hints(N)
     links = N.links
     build_links(g, n, links)
     nodes = N.pp
     rc = N.rc
     rm = N.rm
+    flags = N.flags
+    scc = N.scc
     for kind in (1, 0, 2):  # X links only, Y only, both
         use_x = kind >= 1
         use_y = kind != 1
         sk = 4 if kind == 2 else (3 if kind == 0 else 2)
+        if use_x:
+            reach(g, links, use_x, use_y, flags, scc, N.rtmp, N.radj, N.rbits)
+        else:  # (Y links alone: cycles of bivalue cells, few and short)
+            flags[:] = ON_CYCLE | NEGATES
+            scc[:] = 0
         for c in range(81):
             if val[c] != 0 or POP9[g[c]] < 2:
                 continue
@@ -251,8 +272,10 @@ def look(N, val, cand, g, n):
                 d = lowbit(x)
                 x &= x - 1
                 start = ((c * 9 + d) << 1) | 1
-                if loops(links, start, use_x, use_y, NODES, N.qn, N.qp, N.qd, N.seen,
-                         N.closers, N.back, N.mark, N.anc) < 0 or N.closers[0] + 2 >= N.closers.shape[0]:
+                N.closers[0] = 0
+                if flags[start] & ON_CYCLE and (loops(
+                        links, start, use_x, use_y, NODES, N.qn, N.qp, N.qd, N.seen, N.closers,
+                        N.back, N.mark, N.anc, scc) < 0 or N.closers[0] + 2 >= N.closers.shape[0]):
                     N.over[0] = 1  # (a loop not seen: the hints would not be serate's)
                 for k in range(1, N.closers[0] + 1):
                     e = N.closers[k]
@@ -272,6 +295,8 @@ def look(N, val, cand, g, n):
                 for on in (1, 0):
                     s = (start - 1) | on
                     target = s ^ 1
+                    if not flags[s] & NEGATES:
+                        continue
                     bfs(links, s, use_x, use_y, NODES, target, N.parent, N.depth, N.queue,
                         N.seen)
                     if N.seen[target] != N.seen[NODES]:

@@ -1,5 +1,7 @@
-"""The forcing chains' search for a candidate's negation (chains.to_negation) against a
-breadth first search to the end (chains.bfs), on states of real puzzles."""
+"""The forcing chains' searches on states of real puzzles: for a candidate's negation
+(chains.to_negation) against a breadth first search to the end (chains.bfs); what a search
+from each node can find (chains.reach) against each node's reach; loops kept to their
+start's component (chains.loops) against loops that go everywhere."""
 
 from __future__ import annotations
 
@@ -12,7 +14,17 @@ from hypothesis import strategies as st
 
 from pipeline.sudoku import solver
 from pipeline.sudoku.rate.board import count_in
-from pipeline.sudoku.rate.chains import NODES, bfs, build_links, to_negation
+from pipeline.sudoku.rate.chains import (
+    NEGATES,
+    NODES,
+    ON_CYCLE,
+    bfs,
+    build_links,
+    loops,
+    new_reach,
+    reach,
+    to_negation,
+)
 
 DATA = Path(__file__).parent / "data" / "reference.csv"
 
@@ -70,3 +82,86 @@ def test_the_half_deep_search_finds_the_shortest_chain_to_the_negation(
         expected = int(depth[start ^ 1]) + 1 if whole else 0
         got = to_negation(links, start, use_x, use_y, limit, depth, queue, seen)
         assert max(got, 0) == expected, (start, limit)
+
+
+def _links(cand: np.ndarray, bb: np.ndarray) -> np.ndarray:
+    links = np.zeros((NODES, 30), np.int16)
+    build_links(cand, np.array([[count_in(bb, d, h) for h in range(27)] for d in range(9)]),
+                links)
+    return links
+
+
+def _successors(links: np.ndarray, n: int, use_x: bool, use_y: bool) -> list[int]:
+    """Node n's links as chains.links_of reads them, written again here."""
+    out = [int(m) for m in links[n, 22: 22 + links[n, 1]]] if use_y else []
+    if n & 1 or use_x:
+        out += [int(m) for m in links[n, 2: 2 + links[n, 0]]]
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, len(PUZZLES) - 1), st.floats(0.0, 0.6), st.integers(0, 2**32 - 1),
+       st.sampled_from([(True, False), (False, True), (True, True)]))
+def test_reach_says_which_searches_can_find_a_loop_or_a_chain(i, drop, seed, kind):
+    """reach's flags and components against every node's reach, found one node at a time."""
+    cand, bb = _state(PUZZLES[i], SOLUTIONS[i], drop, seed)
+    links = _links(cand, bb)
+    use_x, use_y = kind
+    flags = np.zeros(NODES, np.int8)
+    scc = np.full(NODES, -1, np.int32)
+    reach(cand, links, use_x, use_y, flags, scc, *new_reach())
+    nodes = [((c * 9 + d) << 1) | on for c in range(81) for d in range(9)
+             if cand[c] >> d & 1 for on in (0, 1)]
+    after = {}  # the nodes a way of one link or more leads to
+    for n in nodes:
+        todo = _successors(links, n, use_x, use_y)
+        got = set(todo)
+        while todo:
+            for m in _successors(links, todo.pop(), use_x, use_y):
+                if m not in got:
+                    got.add(m)
+                    todo.append(m)
+        after[n] = got
+    for n in nodes:
+        assert bool(flags[n] & ON_CYCLE) == (n in after[n]), n
+        assert bool(flags[n] & NEGATES) == (n ^ 1 in after[n]), n
+        for m in nodes:  # same component: each reaches the other
+            assert (scc[n] == scc[m]) == (n == m or (m in after[n] and n in after[m])), (n, m)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, len(PUZZLES) - 1), st.floats(0.0, 0.6), st.integers(0, 2**32 - 1),
+       st.sampled_from([(True, False), (True, True)]), st.sampled_from([8, 12, NODES]))
+def test_loops_kept_to_the_start_s_component_find_the_same_loops(i, drop, seed, kind, limit):
+    """The loops from each start, in the order met, with and without the component."""
+    cand, bb = _state(PUZZLES[i], SOLUTIONS[i], drop, seed)
+    links = _links(cand, bb)
+    use_x, use_y = kind
+    flags = np.zeros(NODES, np.int8)
+    scc = np.zeros(NODES, np.int32)
+    reach(cand, links, use_x, use_y, flags, scc, *new_reach())
+    q = [np.empty(NODES * 16, np.int32) for _ in range(3)]
+    seen, mark = np.zeros(NODES + 1, np.int32), np.zeros(NODES + 1, np.int32)
+    anc = np.zeros(NODES + 1, np.int64)
+    back, closers = np.zeros(NODES, np.int32), np.zeros(256, np.int64)
+    reached, parent = np.empty(NODES, np.int32), np.empty(NODES * 16, np.int32)
+    for start in [((c * 9 + d) << 1) | 1 for c in range(81) for d in range(9)
+                  if cand[c] >> d & 1][:40]:
+        found = []
+        for comps in (np.zeros(NODES, np.int32), scc):
+            if limit < NODES:
+                bfs(links, start - 1, use_x, use_y, limit, -1, parent, back, reached, mark)
+            whole = loops(links, start, use_x, use_y, limit, *q, seen, closers, back, mark,
+                          anc, comps) >= 0
+            paths = []
+            for k in range(1, closers[0] + 1):
+                e, path = int(closers[k]), []
+                while e >= 0:
+                    path.append(int(q[0][e]))
+                    e = int(q[1][e])
+                paths.append(path)
+            found.append((paths, whole))
+        assert found[1][0] == found[0][0], start
+        assert found[1][1] or not found[0][1]  # (cut short only if the whole search was)
+        if not flags[start] & ON_CYCLE:
+            assert found[0][0] == []
