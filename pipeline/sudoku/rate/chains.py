@@ -143,11 +143,12 @@ def links_of(links, n, part, use_x, use_y):
 
 
 @compiled.helper(_nrt=False)
-def bfs(links, start, use_x, use_y, limit, target, parent, depth, queue, seen):
+def bfs(links, start, use_x, use_y, limit, target, parent, depth, queue, seen, scc, home):
     """Breadth first from node `start` until node `target`: parent[] and depth[] of every
-    node reached (those with seen[n] == seen[NODES]). No chain goes past `limit` nodes.
-    Returns the number of nodes reached (queue[:n], in order), negative when the limit cut
-    it short."""
+    node reached (those with seen[n] == seen[NODES]). No chain goes past `limit` nodes;
+    with `home` 0 or more, none leaves the nodes n with scc[n] == home (a component: every
+    way between two of its nodes stays in it, so their depths are the same). Returns the
+    number of nodes reached (queue[:n], in order), negative when the limit cut it short."""
     # seen[n] == gen marks the nodes reached by this search: no clearing between searches
     seen[NODES] += 1
     gen = seen[NODES]
@@ -157,6 +158,7 @@ def bfs(links, start, use_x, use_y, limit, target, parent, depth, queue, seen):
     queue[0] = start
     head = 0
     tail = 1
+    kept = home >= 0
     while head < tail:
         n = as_index(queue[as_index(head)])
         head += 1
@@ -167,6 +169,8 @@ def bfs(links, start, use_x, use_y, limit, target, parent, depth, queue, seen):
             count, base = links_of(links, n, part, use_x, use_y)
             for k in range(count):
                 m = as_index(links[n, base + k])
+                if kept and scc[m] != home:
+                    continue
                 if seen[m] != gen:
                     seen[m] = gen
                     depth[m] = dn
@@ -623,9 +627,11 @@ def chains_upto(val, cand, bb, H, E, depth, queue, seen, links, flags, scc, effo
                 nb = 0  # under a limit, the search from the start's off (loops' ways back)
                 closers[0] = 0
                 if fk[start] & ON_CYCLE:
-                    if limit < NODES:
+                    if limit < NODES:  # (kept to the component of the loops' ways back,
+                        # but for a forcing chain from the off: negation_within below)
+                        home = -1 if fk[node] & NEGATES else sk[node]
                         nb = bfs(links, node, use_x, use_y, limit, -1, qp, back, reached,
-                                 mark)
+                                 mark, sk, home)
                     if loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers,
                              back, mark, anc, sk) < 0:
                         whole = False

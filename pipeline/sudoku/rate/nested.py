@@ -298,7 +298,7 @@ def look(N, val, cand, g, n):
                     if not flags[s] & NEGATES:
                         continue
                     bfs(links, s, use_x, use_y, NODES, target, N.parent, N.depth, N.queue,
-                        N.seen)
+                        N.seen, scc, -1)
                     if N.seen[target] != N.seen[NODES]:
                         continue
                     nn = 0

@@ -77,7 +77,8 @@ def test_the_half_deep_search_finds_the_shortest_chain_to_the_negation(
     rng = np.random.default_rng(pick)
     for start in rng.choice(starts, size=min(12, len(starts)), replace=False):
         start = int(start)
-        bfs(links, start, use_x, use_y, limit, start ^ 1, parent, depth, queue, seen)
+        bfs(links, start, use_x, use_y, limit, start ^ 1, parent, depth, queue, seen,
+            np.zeros(NODES, np.int32), -1)
         whole = seen[start ^ 1] == seen[NODES]
         expected = int(depth[start ^ 1]) + 1 if whole else 0
         got = to_negation(links, start, use_x, use_y, limit, depth, queue, seen)
@@ -133,7 +134,8 @@ def test_reach_says_which_searches_can_find_a_loop_or_a_chain(i, drop, seed, kin
 @given(st.integers(0, len(PUZZLES) - 1), st.floats(0.0, 0.6), st.integers(0, 2**32 - 1),
        st.sampled_from([(True, False), (True, True)]), st.sampled_from([8, 12, NODES]))
 def test_loops_kept_to_the_start_s_component_find_the_same_loops(i, drop, seed, kind, limit):
-    """The loops from each start, in the order met, with and without the component."""
+    """The loops from each start, in the order met, with and without the component (and
+    under a limit, the ways back from the start's off kept to its component too)."""
     cand, bb = _state(PUZZLES[i], SOLUTIONS[i], drop, seed)
     links = _links(cand, bb)
     use_x, use_y = kind
@@ -150,7 +152,8 @@ def test_loops_kept_to_the_start_s_component_find_the_same_loops(i, drop, seed, 
         found = []
         for comps in (np.zeros(NODES, np.int32), scc):
             if limit < NODES:
-                bfs(links, start - 1, use_x, use_y, limit, -1, parent, back, reached, mark)
+                bfs(links, start - 1, use_x, use_y, limit, -1, parent, back, reached, mark,
+                    comps, int(comps[start - 1]) if comps is scc else -1)
             whole = loops(links, start, use_x, use_y, limit, *q, seen, closers, back, mark,
                           anc, comps) >= 0
             paths = []
