@@ -500,21 +500,31 @@ def reach(cand, links, use_x, use_y, flags, scc, tmp, adj, bits):
         at[0] = root
         nxt[0] = start[root]
         while top >= 0:
-            u = at[top]
-            q = nxt[top]
+            u = as_index(at[as_index(top)])
+            q = nxt[as_index(top)]
             if q < start[u + 1]:
-                nxt[top] = q + 1
-                w = adj[q]
-                if order[w] < 0:
+                nxt[as_index(top)] = q + 1
+                w = as_index(adj[as_index(q)])
+                if order[w] >= 0:
+                    if comp[w] < 0 and order[w] < low[u]:
+                        low[u] = order[w]
+                elif start[w] == start[w + 1]:  # no links: a component of its own (most offs)
+                    order[w] = seen
+                    seen += 1
+                    comp[w] = done
+                    size[done] = 1
+                    for b in range(words):
+                        bits[done, b] = 0
+                    bits[done, w >> 6] = np.uint64(1) << np.uint64(w & 63)
+                    done += 1
+                else:
                     order[w] = low[w] = seen
                     seen += 1
-                    stack[sp] = w
+                    stack[as_index(sp)] = w
                     sp += 1
                     top += 1
-                    at[top] = w
-                    nxt[top] = start[w]
-                elif comp[w] < 0 and order[w] < low[u]:
-                    low[u] = order[w]
+                    at[as_index(top)] = w
+                    nxt[as_index(top)] = start[w]
                 continue
             if low[u] == order[u]:  # u's component: the stack down to u
                 k = done
@@ -564,14 +574,14 @@ def forcing_chains(val, cand, bb, H, E, depth, queue, seen, links, effort, cappe
         for h in range(27):
             n[d, h] = count_in(bb, d, h)
     build_links(cand, n, links)
-    # which searches can find anything, by kind (as chains_upto's); Y links alone (cycles
-    # of bivalue cells: few, short searches) cost more to look at than to search
-    flags = np.empty((3, NODES), np.int8)
-    scc = np.zeros((3, NODES), np.int32)
+    # which searches can find anything (reach), row 0 for Y links alone (cycles of bivalue
+    # cells: few, short searches, which cost less than the look), row 1 for X links and
+    # for both: X links alone are a part of both, so what reach shows of both holds of
+    # them (a search from a node finds nothing; a loop keeps to a component of both)
+    flags = np.empty((2, NODES), np.int8)
+    scc = np.zeros((2, NODES), np.int32)
     flags[0, :] = ON_CYCLE | NEGATES
-    tmp, adj, bits = new_reach()
-    reach(cand, links, True, False, flags[1], scc[1], tmp, adj, bits)
-    reach(cand, links, True, True, flags[2], scc[2], tmp, adj, bits)
+    reach(cand, links, True, True, flags[1], scc[1], *new_reach())
     if capped:
         spent = effort[0]
         if chains_upto(val, cand, bb, H, E, depth, queue, seen, links, flags, scc, effort,
@@ -585,8 +595,9 @@ def forcing_chains(val, cand, bb, H, E, depth, queue, seen, links, effort, cappe
 @compiled.helper()
 def chains_upto(val, cand, bb, H, E, depth, queue, seen, links, flags, scc, effort, level):
     """The chains rated at most `level`, offered to H; True when no search was cut short
-    (no longer chain exists). The searches that flags[kind] (reach) shows to find nothing
-    are not made, and loops keep to their start's component (scc[kind]). Serate's order:
+    (no longer chain exists). The searches that flags (reach: row 0 for Y links alone, 1
+    for the others) shows to find nothing are not made, and loops keep to their start's
+    component (scc, the same rows). Serate's order:
     X links only, then Y only (loops only, from bivalue cells), then both; each
     candidate's loops, then its forcing chains on, off."""
     whole = True
@@ -605,8 +616,8 @@ def chains_upto(val, cand, bb, H, E, depth, queue, seen, links, flags, scc, effo
     for kind in (1, 0, 2):  # 0: Y links only, 1: X only, 2: both
         use_x = kind >= 1
         use_y = kind != 1
-        fk = flags[kind]
-        sk = scc[kind]
+        fk = flags[min(kind, 1)]
+        sk = scc[min(kind, 1)]
         for c in range(81):
             if val[c] != 0:
                 continue

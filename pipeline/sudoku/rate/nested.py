@@ -125,9 +125,10 @@ def new_nested(big):
                np.empty((slots, nodes), e16), np.zeros(slots, e64),
                np.empty((slots, nodes), e16), np.zeros(slots, e64), np.zeros(1, e64),
                np.empty(nodes, e64), np.empty(nodes, e64), np.empty(9, e64),
-               np.empty(table, e64), np.empty(nodes, np.int8), np.empty(nodes, e32),
+               np.empty(table, e64), np.empty((2, nodes), np.int8), np.zeros((2, nodes), e32),
                np.empty((10, nodes + 1), e32), np.empty(nodes * 28, e32),
                np.empty((nodes, (nodes + 63) >> 6), np.uint64))
+    N.flags[0, :] = ON_CYCLE | NEGATES  # (look's row for Y links alone: no search skipped)
     reset_pass(N)
     return N
 
@@ -251,17 +252,15 @@ def look(N, val, cand, g, n):
     nodes = N.pp
     rc = N.rc
     rm = N.rm
-    flags = N.flags
-    scc = N.scc
+    # which searches can find anything (chains.forcing_chains's rows: 0 for Y links alone,
+    # set once by new_nested; 1 for X links alone and both, what reach shows of both)
+    reach(g, links, True, True, N.flags[1], N.scc[1], N.rtmp, N.radj, N.rbits)
     for kind in (1, 0, 2):  # X links only, Y only, both
         use_x = kind >= 1
         use_y = kind != 1
         sk = 4 if kind == 2 else (3 if kind == 0 else 2)
-        if use_x:
-            reach(g, links, use_x, use_y, flags, scc, N.rtmp, N.radj, N.rbits)
-        else:  # (Y links alone: cycles of bivalue cells, few and short)
-            flags[:] = ON_CYCLE | NEGATES
-            scc[:] = 0
+        flags = N.flags[min(kind, 1)]
+        scc = N.scc[min(kind, 1)]
         for c in range(81):
             if val[c] != 0 or POP9[g[c]] < 2:
                 continue
