@@ -574,14 +574,12 @@ def forcing_chains(val, cand, bb, H, E, depth, queue, seen, links, effort, cappe
         for h in range(27):
             n[d, h] = count_in(bb, d, h)
     build_links(cand, n, links)
-    # which searches can find anything (reach), row 0 for Y links alone (cycles of bivalue
-    # cells: few, short searches, which cost less than the look), row 1 for X links and
-    # for both: X links alone are a part of both, so what reach shows of both holds of
-    # them (a search from a node finds nothing; a loop keeps to a component of both)
-    flags = np.empty((2, NODES), np.int8)
-    scc = np.zeros((2, NODES), np.int32)
-    flags[0, :] = ON_CYCLE | NEGATES
-    reach(cand, links, True, True, flags[1], scc[1], *new_reach())
+    # which searches can find anything (reach) with both kinds of links: each kind's links
+    # are a part of them (on -> off X links are in all), so what it shows holds of each (a
+    # search from a node finds nothing; a loop keeps to a component of both)
+    flags = np.empty(NODES, np.int8)
+    scc = np.empty(NODES, np.int32)
+    reach(cand, links, True, True, flags, scc, *new_reach())
     if capped:
         spent = effort[0]
         if chains_upto(val, cand, bb, H, E, depth, queue, seen, links, flags, scc, effort,
@@ -595,9 +593,9 @@ def forcing_chains(val, cand, bb, H, E, depth, queue, seen, links, effort, cappe
 @compiled.helper()
 def chains_upto(val, cand, bb, H, E, depth, queue, seen, links, flags, scc, effort, level):
     """The chains rated at most `level`, offered to H; True when no search was cut short
-    (no longer chain exists). The searches that flags (reach: row 0 for Y links alone, 1
-    for the others) shows to find nothing are not made, and loops keep to their start's
-    component (scc, the same rows). Serate's order:
+    (no longer chain exists). The searches that flags (reach's, of both kinds of links)
+    shows to find nothing are not made, and loops keep to their start's component (scc).
+    Serate's order:
     X links only, then Y only (loops only, from bivalue cells), then both; each
     candidate's loops, then its forcing chains on, off."""
     whole = True
@@ -616,8 +614,6 @@ def chains_upto(val, cand, bb, H, E, depth, queue, seen, links, flags, scc, effo
     for kind in (1, 0, 2):  # 0: Y links only, 1: X only, 2: both
         use_x = kind >= 1
         use_y = kind != 1
-        fk = flags[min(kind, 1)]
-        sk = scc[min(kind, 1)]
         for c in range(81):
             if val[c] != 0:
                 continue
@@ -637,14 +633,14 @@ def chains_upto(val, cand, bb, H, E, depth, queue, seen, links, flags, scc, effo
                 limit = lim70 if kind == 2 else lim65
                 nb = 0  # under a limit, the search from the start's off (loops' ways back)
                 closers[0] = 0
-                if fk[start] & ON_CYCLE:
+                if flags[start] & ON_CYCLE:
                     if limit < NODES:  # (kept to the component of the loops' ways back,
                         # but for a forcing chain from the off: negation_within below)
-                        home = -1 if fk[node] & NEGATES else sk[node]
+                        home = -1 if flags[node] & NEGATES else scc[node]
                         nb = bfs(links, node, use_x, use_y, limit, -1, qp, back, reached,
-                                 mark, sk, home)
+                                 mark, scc, home)
                     if loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers,
-                             back, mark, anc, sk) < 0:
+                             back, mark, anc, scc) < 0:
                         whole = False
                 for k in range(1, closers[0] + 1):  # the shortest loop that eliminates
                     last = closers[k]
@@ -669,7 +665,7 @@ def chains_upto(val, cand, bb, H, E, depth, queue, seen, links, flags, scc, effo
                         rated = min(H[RATING], level)
                         lim65, lim66, lim70 = limits(rated)
                     limit = lim70 if kind == 2 else lim66
-                    if not fk[start] & NEGATES:
+                    if not flags[start] & NEGATES:
                         nodes = 0
                     elif on == 0 and nb != 0:  # that search went as far (the limit is lower)
                         nodes = negation_within(reached, nb, back, mark, limit)

@@ -125,10 +125,9 @@ def new_nested(big):
                np.empty((slots, nodes), e16), np.zeros(slots, e64),
                np.empty((slots, nodes), e16), np.zeros(slots, e64), np.zeros(1, e64),
                np.empty(nodes, e64), np.empty(nodes, e64), np.empty(9, e64),
-               np.empty(table, e64), np.empty((2, nodes), np.int8), np.zeros((2, nodes), e32),
+               np.empty(table, e64), np.empty(nodes, np.int8), np.empty(nodes, e32),
                np.empty((10, nodes + 1), e32), np.empty(nodes * 28, e32),
                np.empty((nodes, (nodes + 63) >> 6), np.uint64))
-    N.flags[0, :] = ON_CYCLE | NEGATES  # (look's row for Y links alone: no search skipped)
     reset_pass(N)
     return N
 
@@ -252,15 +251,14 @@ def look(N, val, cand, g, n):
     nodes = N.pp
     rc = N.rc
     rm = N.rm
-    # which searches can find anything (chains.forcing_chains's rows: 0 for Y links alone,
-    # set once by new_nested; 1 for X links alone and both, what reach shows of both)
-    reach(g, links, True, True, N.flags[1], N.scc[1], N.rtmp, N.radj, N.rbits)
+    # which searches can find anything, for each kind (as chains.forcing_chains's)
+    flags = N.flags
+    scc = N.scc
+    reach(g, links, True, True, flags, scc, N.rtmp, N.radj, N.rbits)
     for kind in (1, 0, 2):  # X links only, Y only, both
         use_x = kind >= 1
         use_y = kind != 1
         sk = 4 if kind == 2 else (3 if kind == 0 else 2)
-        flags = N.flags[min(kind, 1)]
-        scc = N.scc[min(kind, 1)]
         for c in range(81):
             if val[c] != 0 or POP9[g[c]] < 2:
                 continue
