@@ -456,7 +456,9 @@ def reach(cand, links, use_x, use_y, flags, scc, tmp, adj, bits):
     (In a step whose chain comes from an assumption no cycle or forcing chain eliminates
     anything, and a search from each candidate went through the whole graph to learn it:
     about half of such a step's time; this pass costs about a tenth.) Scratch, the
-    caller's (new_reach): tmp (10, NODES + 1) int32, adj (NODES * 28), bits (NODES, 23)."""
+    caller's (new_reach): tmp (10, NODES + 1) int32, adj (NODES * 28), bits (NODES, 23).
+    Returns the number of nodes, v: node n is number tmp[1][n] (0..v-1, a negation next to
+    it), and bits[scc[n]] the numbers of the nodes it reaches ((v + 63) // 64 words)."""
     node, num, start, order, low, comp, size, stack, at, nxt = (
         tmp[0], tmp[1], tmp[2], tmp[3], tmp[4], tmp[5], tmp[6], tmp[7], tmp[8], tmp[9])
     # node[i]: the grid's candidates' nodes, numbered 0..v-1; num[n]: node n's number
@@ -558,6 +560,7 @@ def reach(cand, links, use_x, use_y, flags, scc, tmp, adj, bits):
             f |= NEGATES
         flags[node[i]] = f
         scc[node[i]] = k
+    return v
 
 
 @compiled.helper()

@@ -43,7 +43,9 @@ the nested chains behind it; it rates base + serate's increment for that (chains
 The step is the least complex conclusion of the first kind that has one; ties go to the
 kind serate sorts first (double, cell, region, contradiction), then to the first met
 (cells in order; a cell's digits, each with its contradictions, doubles and houses; then
-the cell's own).
+the cell's own). Multiple chains change no grid: their runs reach at most what
+chains.reach finds from their starts, and only the runs of a cell or region whose reaches
+meet are made (`multiple`).
 
 Nodes are numbered as in chains.py: (cell * 9 + digit) * 2, + 1 when on. A nested chain's
 off has too many parents for its row of `par`: they go to the run's pool (xpar), and its
@@ -71,7 +73,7 @@ from pipeline.sudoku.rate.board import (
     first_place,
     lowbit,
 )
-from pipeline.sudoku.rate.chains import NODES, length_add
+from pipeline.sudoku.rate.chains import NODES, build_links, length_add, reach
 from pipeline.sudoku.rate.nested import (
     STORED,
     gone_of_cell,
@@ -165,12 +167,15 @@ NEEDS_NESTED = 2  # W.over: the nested chains' scratch is wanted (1: a pool ran 
 # over: a pool ran out (the rating would not be serate's), the budget did (effort[1]) or
 # NEEDS_NESTED. A pass that collects (dynamic_hints): coll[0] set, coll[1] while a
 # contradiction met is recorded, step the step's grid (what the hints' parents are gone
-# from). The nested looks' scratch (nested.py's, N) is passed beside W, and None to the
-# kinds below nested chains: a call passes every word of its arguments' arrays (N's are
-# about half), and those kinds make thousands of calls a step.
+# from). links .. rbits: the chains' links of the grid and chains.reach's look at them
+# (multiple). made: 1 a run made, 2 counted as made (multiple). The nested looks' scratch
+# (nested.py's, N) is passed beside W, and None to the kinds below nested chains: a call
+# passes every word of its arguments' arrays (N's are about half), and those kinds make
+# thousands of calls a step.
 Work = namedtuple("Work", "has order count npar par made cx hits g n0 n qon qoff mk mkn one sl "
                           "vis stack gen best hit effort val adv rc rm pp occ gp lost amark agen "
-                          "xpar xn cgen nsum nout noutp over coll step gb gb0")
+                          "xpar xn cgen nsum nout noutp over coll step gb gb0 links flags scc rtmp "
+                          "radj rbits")
 
 
 @compiled.helper()
@@ -200,7 +205,10 @@ def new_work(effort, nested, used):
                 np.zeros(1, np.int64), np.empty((n, 4), np.int64),
                 np.empty(outs, np.int64),
                 np.zeros(1, np.int64), np.zeros(2, np.int64), np.zeros(81, np.int64),
-                np.zeros((9, 3), np.int64), np.zeros((9, 3), np.int64))
+                np.zeros((9, 3), np.int64), np.zeros((9, 3), np.int64),
+                np.empty((n, 30), np.int16), np.empty(n, np.int8), np.empty(n, np.int32),
+                np.empty((10, n + 1), np.int32), np.empty(n * 28, np.int32),
+                np.empty((n, (n + 63) >> 6), np.uint64))
 
 
 @compiled.helper(inline="always")
@@ -696,6 +704,89 @@ def houses(W, N, val, cand, c, d, mode, X):
 
 
 @compiled.helper(_nrt=False)
+def counted(W, slot):
+    """Count the run of slot as made (its effort), made or not (multiple)."""
+    if W.made[slot] == 0:
+        W.made[slot] = 2
+        W.effort[0] += 1
+
+
+@compiled.helper(_nrt=False)
+def make(W, N, cand, slot):
+    """The run of multiple chains from slot's candidate on, counted before (multiple)."""
+    if W.made[slot] != 1:
+        W.cx[slot] = run(W, N, cand, slot, (slot << 1) | 1, False, True, 0, None)
+        W.hits[slot] = W.hit[0]
+        W.made[slot] = 1
+
+
+@compiled.helper(_nrt=False)
+def meet(W, first, n, words):
+    """Whether what the runs from the ons of slot first and of W.sl[:n] can reach has a node
+    in common (chains.reach's bits, in W); if so, those runs are made."""
+    bits = W.rbits
+    meets = False
+    for w in range(words):
+        common_w = bits[W.scc[(first << 1) | 1], w]
+        for k in range(n):
+            common_w &= bits[W.scc[(W.sl[k] << 1) | 1], w]
+        if common_w:
+            meets = True
+            break
+    return meets
+
+
+@compiled.helper(_nrt=False)
+def multiple(W, N, val, cand):
+    """Cell and region forcing chains on the grid as it stands, as chains_of would find them,
+    into W.best. Their runs change no grid, so they are breadth first searches of the
+    chains' links (chains.build_links's, both kinds) and reach at most what chains.reach
+    finds from their starts: a cell's or region's runs can imply something in common only
+    where those meet, and only those runs are made (the others count as made: the same
+    effort as chains_of's)."""
+    build_links(cand, W.n0, W.links)
+    v = reach(cand, W.links, True, True, W.flags, W.scc, W.rtmp, W.radj, W.rbits)
+    words = (v + 63) >> 6
+    for c in range(81):
+        if val[c] != 0 or POP9[cand[c]] < 3:
+            continue
+        x = cand[c]
+        while x:
+            d = lowbit(x)
+            x &= x - 1
+            counted(W, c * 9 + d)
+            for which in SERATE_HOUSES:  # (houses, for this kind)
+                h = CELL_HOUSES[c, which]
+                if not first_place(cand, h, c, d):
+                    continue
+                n = 0
+                for k in range(9):
+                    o = HOUSE_CELLS[h, k]
+                    if o != c and (cand[o] >> d) & 1:
+                        counted(W, o * 9 + d)
+                        W.sl[n] = o * 9 + d
+                        n += 1
+                if meet(W, c * 9 + d, n, words):
+                    make(W, N, cand, c * 9 + d)
+                    for k in range(n):
+                        make(W, N, cand, W.sl[k])
+                    common(W, N, cand, c * 9 + d, n, REGION, KIND_TECH[MULTIPLE, 3],
+                           c * 10 + d + 1, h)
+        first = lowbit(cand[c])
+        n = 0
+        x = cand[c] & ~(1 << first)
+        while x:
+            W.sl[n] = c * 9 + lowbit(x)
+            x &= x - 1
+            n += 1
+        if meet(W, c * 9 + first, n, words):
+            make(W, N, cand, c * 9 + first)
+            for k in range(n):
+                make(W, N, cand, W.sl[k])
+            common(W, N, cand, c * 9 + first, n, CELL, KIND_TECH[MULTIPLE, 2], c * 10, 0)
+
+
+@compiled.helper(_nrt=False)
 def chains_of(W, N, val, cand, mode, X):
     """The least complex conclusion of this kind of chains, into W.best (in a pass that
     collects, W.coll[0], every conclusion recorded in N: dynamic_hints)."""
@@ -725,6 +816,9 @@ def chains_of(W, N, val, cand, mode, X):
     for d in range(9):
         for h in range(27):
             W.n0[d, h] = count_in(gb0, d, h)
+    if mode == MULTIPLE and not W.coll[0]:
+        multiple(W, N, val, cand)
+        return W.best[0] < (1 << 40)
     for c in range(81):
         if val[c] != 0:
             continue
@@ -845,4 +939,4 @@ def assumptions(val, cand, H, W, N, X):
     return False
 
 
-inner_chains_of = _again(("run", "made", "houses", "chains_of"))
+inner_chains_of = _again(("run", "made", "houses", "make", "multiple", "chains_of"))
