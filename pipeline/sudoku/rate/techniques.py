@@ -1334,9 +1334,10 @@ def aligned_triplet(val, cand, H, E):
                 cells[0] = c0
                 cells[1] = c1
                 cells[2] = c2
-                # what the common excluders deny c2 once a and b are chosen: one of two
-                # digits {x, y} takes y when x is chosen (partner[x]), and every digit when
-                # both are; one of three digits takes the third when the two others are
+                # what the common excluders deny a cell once the two others' digits a and b
+                # are chosen: one of two digits {x, y} takes y when x is chosen (partner[x]),
+                # and every digit when both are; one of three takes the third when the two
+                # others are
                 for k in range(9):
                     partner[k] = 0
                 n3 = 0
@@ -1350,40 +1351,54 @@ def aligned_triplet(val, cand, H, E):
                     else:
                         three[n3] = e
                         n3 += 1
-                ok0 = 0
-                ok1 = 0
-                ok2 = 0
-                m0 = cand[c0]
-                while m0:
-                    a = lowbit(m0)
-                    m0 &= m0 - 1
-                    m1 = cand[c1]
-                    while m1:
-                        b = lowbit(m1)
-                        m1 &= m1 - 1
+                # the choices: a digit of each of two cells in turn, the third's digits left
+                # as a mask; the third the cell with the most digits (most often c0 or c1:
+                # c2 is an excluder, of two or three)
+                k0 = POP9[cand[c0]]
+                k1 = POP9[cand[c1]]
+                if POP9[cand[c2]] >= max(k0, k1):
+                    x, y, z = c0, c1, c2
+                elif k1 >= k0:
+                    x, y, z = c0, c2, c1
+                else:
+                    x, y, z = c1, c2, c0
+                okx = 0
+                oky = 0
+                okz = 0
+                mx = cand[x]
+                while mx:
+                    a = lowbit(mx)
+                    mx &= mx - 1
+                    my = cand[y]
+                    while my:
+                        b = lowbit(my)
+                        my &= my - 1
                         deny = partner[a] | partner[b]
                         if a == b:
-                            if SEES[c0, c1]:
+                            if SEES[x, y]:
                                 continue
                         elif (partner[a] >> b) & 1:
-                            continue  # an excluder holds just a and b: no digit for c2
+                            continue  # an excluder holds just a and b: no digit for the third
                         else:
                             ab = (1 << a) | (1 << b)
                             for i in range(n3):
                                 if three[i] & ab == ab:
                                     deny |= three[i] & ~ab
-                        # c2's digits that, with a and b, leave every common excluder one
-                        free = cand[c2] & ~deny
-                        if SEES[c0, c2]:
+                        # the third's digits that, with a and b, leave every common excluder one
+                        free = cand[z] & ~deny
+                        if SEES[x, z]:
                             free &= ~(1 << a)
-                        if SEES[c1, c2]:
+                        if SEES[y, z]:
                             free &= ~(1 << b)
                         if free:
-                            ok0 |= 1 << a
-                            ok1 |= 1 << b
-                            ok2 |= free
-                    if ok0 == cand[c0] and ok1 == cand[c1] and ok2 == cand[c2]:
+                            okx |= 1 << a
+                            oky |= 1 << b
+                            okz |= free
+                    if okx == cand[x] and oky == cand[y] and okz == cand[z]:
                         break  # every digit of the three is in a choice left: no hint
+                ok0 = okx if x == c0 else okz
+                ok1 = okx if x == c1 else (oky if y == c1 else okz)
+                ok2 = oky if y == c2 else okz
                 ne = 0
                 for i in range(3):
                     x = cells[i]
