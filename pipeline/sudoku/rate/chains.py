@@ -16,11 +16,11 @@ one off that leads to on is placed). Links are taken Y first, then houses box, r
 column, as serate does, which decides which of equally long loops is met first. Rating:
 the base of its kind plus serate's increments for the chain's length (`length_add`).
 
-Before the searches, one pass over each kind's graph of links (`reach`: its strongly
-connected components) tells which searches can find anything: no loop comes back to a node
-on no cycle, nor passes a node outside the start's component; no forcing chain starts from
-a node with no way to its negation. In a step whose chain comes from an assumption, no
-search finds anything.
+Before the searches, one pass over the graph of both kinds of links (`reach`: its strongly
+connected components; each kind's links are a part of it) tells which searches can find
+anything: no loop comes back to a node on no cycle, nor passes a node outside the start's
+component; no forcing chain starts from a node with no way to its negation. In a step
+whose chain comes from an assumption, no search finds anything.
 
 The searches allocate nothing and are compiled without reference counting (`_nrt=False`):
 counting the arrays of each of their thousands of calls a step took 3% of the rater's time.
@@ -439,10 +439,10 @@ CAP = 72
 
 
 @compiled.helper()
-def new_reach():
-    """reach's scratch."""
-    return (np.empty((10, NODES + 1), np.int32), np.empty(NODES * 28, np.int32),
-            np.empty((NODES, (NODES + 63) >> 6), np.uint64))
+def new_reach(n):
+    """reach's flags, components and scratch, for n nodes (NODES, or 0 or 1 in a stand-in)."""
+    return (np.empty(n, np.int8), np.empty(n, np.int32), np.empty((10, n + 1), np.int32),
+            np.empty(n * 28, np.int32), np.empty((n, (n + 63) >> 6), np.uint64))
 
 
 @compiled.helper(_nrt=False)
@@ -456,7 +456,7 @@ def reach(cand, links, use_x, use_y, flags, scc, tmp, adj, bits):
     (In a step whose chain comes from an assumption no cycle or forcing chain eliminates
     anything, and a search from each candidate went through the whole graph to learn it:
     about half of such a step's time; this pass costs about a tenth.) Scratch, the
-    caller's (new_reach): tmp (10, NODES + 1) int32, adj (NODES * 28), bits (NODES, 23).
+    caller's (new_reach's, as flags and scc).
     Returns the number of nodes, v: node n is number tmp[1][n] (0..v-1, a negation next to
     it), and bits[scc[n]] the numbers of the nodes it reaches ((v + 63) // 64 words)."""
     node, num, start, order, low, comp, size, stack, at, nxt = (
@@ -510,7 +510,7 @@ def reach(cand, links, use_x, use_y, flags, scc, tmp, adj, bits):
                 if order[w] >= 0:
                     if comp[w] < 0 and order[w] < low[u]:
                         low[u] = order[w]
-                elif start[w] == start[w + 1]:  # no links: a component of its own (most offs)
+                elif start[w] == start[w + 1]:  # no links: a component of its own (many offs)
                     order[w] = seen
                     seen += 1
                     comp[w] = done
@@ -580,9 +580,8 @@ def forcing_chains(val, cand, bb, H, E, depth, queue, seen, links, effort, cappe
     # which searches can find anything (reach) with both kinds of links: each kind's links
     # are a part of them (on -> off X links are in all), so what it shows holds of each (a
     # search from a node finds nothing; a loop keeps to a component of both)
-    flags = np.empty(NODES, np.int8)
-    scc = np.empty(NODES, np.int32)
-    reach(cand, links, True, True, flags, scc, *new_reach())
+    flags, scc, tmp, adj, bits = new_reach(NODES)
+    reach(cand, links, True, True, flags, scc, tmp, adj, bits)
     if capped:
         spent = effort[0]
         if chains_upto(val, cand, bb, H, E, depth, queue, seen, links, flags, scc, effort,

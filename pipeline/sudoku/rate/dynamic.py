@@ -73,7 +73,7 @@ from pipeline.sudoku.rate.board import (
     first_place,
     lowbit,
 )
-from pipeline.sudoku.rate.chains import NODES, build_links, length_add, reach
+from pipeline.sudoku.rate.chains import NODES, build_links, length_add, new_reach, reach
 from pipeline.sudoku.rate.nested import (
     STORED,
     gone_of_cell,
@@ -187,6 +187,7 @@ def new_work(effort, nested, used):
     read). The nested looks' scratch (nested.new_nested) goes beside it, as N."""
     pool, outs = (XPOOL, 1 << 16) if nested else (1, 1)  # (no choice inside the call)
     s, n = (SLOTS, NODES) if used else (0, 0)
+    look = new_reach(n)
     return Work(np.zeros((s, WORDS), np.int64), np.empty((s, n), np.int16),
                 np.zeros(s, np.int64), np.empty((s, n), np.int8),
                 np.empty((s, n, MAXPAR), np.int16), np.zeros(s, np.int8),
@@ -206,9 +207,7 @@ def new_work(effort, nested, used):
                 np.empty(outs, np.int64),
                 np.zeros(1, np.int64), np.zeros(2, np.int64), np.zeros(81, np.int64),
                 np.zeros((9, 3), np.int64), np.zeros((9, 3), np.int64),
-                np.empty((n, 30), np.int16), np.empty(n, np.int8), np.empty(n, np.int32),
-                np.empty((10, n + 1), np.int32), np.empty(n * 28, np.int32),
-                np.empty((n, (n + 63) >> 6), np.uint64))
+                np.empty((n, 30), np.int16), look[0], look[1], look[2], look[3], look[4])
 
 
 @compiled.helper(inline="always")
@@ -723,7 +722,7 @@ def make(W, N, cand, slot):
 @compiled.helper(_nrt=False)
 def meet(W, first, n, words):
     """Whether what the runs from the ons of slot first and of W.sl[:n] can reach has a node
-    in common (chains.reach's bits, in W); if so, those runs are made."""
+    in common (chains.reach's bits, in W)."""
     bits = W.rbits
     meets = False
     for w in range(words):

@@ -71,6 +71,7 @@ from pipeline.sudoku.rate.chains import (
     build_links,
     length_add,
     loops,
+    new_reach,
     reach,
     serate_added,
 )
@@ -106,6 +107,7 @@ def new_nested(big):
     nodes, maxh, pool, table, slots, closers, seg = NODES, MAXH, POOL, TABLE, 729, 4096, 1 << 13
     if not big:  # (no choice inside the call below: numba cannot compile that)
         nodes, maxh, pool, table, slots, closers, seg = 1, 1, 1, 1, 1, 1, 1
+    look = new_reach(nodes)
     N = Nested(np.empty((nodes, 30), e64), np.empty(nodes, e64), np.empty(nodes, e64),
                np.empty(nodes, e64), np.zeros(nodes + 1, e64), np.empty(nodes * 16, e32),
                np.empty(nodes * 16, e32), np.empty(nodes * 16, e32),
@@ -125,9 +127,7 @@ def new_nested(big):
                np.empty((slots, nodes), e16), np.zeros(slots, e64),
                np.empty((slots, nodes), e16), np.zeros(slots, e64), np.zeros(1, e64),
                np.empty(nodes, e64), np.empty(nodes, e64), np.empty(9, e64),
-               np.empty(table, e64), np.empty(nodes, np.int8), np.empty(nodes, e32),
-               np.empty((10, nodes + 1), e32), np.empty(nodes * 28, e32),
-               np.empty((nodes, (nodes + 63) >> 6), np.uint64))
+               np.empty(table, e64), look[0], look[1], look[2], look[3], look[4])
     reset_pass(N)
     return N
 

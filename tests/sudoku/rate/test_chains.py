@@ -108,9 +108,8 @@ def test_reach_says_which_searches_can_find_a_loop_or_a_chain(i, drop, seed, kin
     cand, bb = _state(PUZZLES[i], SOLUTIONS[i], drop, seed)
     links = _links(cand, bb)
     use_x, use_y = kind
-    flags = np.zeros(NODES, np.int8)
-    scc = np.full(NODES, -1, np.int32)
-    reach(cand, links, use_x, use_y, flags, scc, *new_reach())
+    flags, scc, *scratch = new_reach(NODES)
+    reach(cand, links, use_x, use_y, flags, scc, *scratch)
     nodes = [((c * 9 + d) << 1) | on for c in range(81) for d in range(9)
              if cand[c] >> d & 1 for on in (0, 1)]
     after = {}  # the nodes a way of one link or more leads to
@@ -141,9 +140,8 @@ def test_loops_kept_to_the_start_s_component_find_the_same_loops(i, drop, seed, 
     cand, bb = _state(PUZZLES[i], SOLUTIONS[i], drop, seed)
     links = _links(cand, bb)
     use_x, use_y = kind
-    flags = np.zeros(NODES, np.int8)
-    scc = np.zeros(NODES, np.int32)
-    reach(cand, links, True, True, flags, scc, *new_reach())
+    flags, scc, *scratch = new_reach(NODES)
+    reach(cand, links, True, True, flags, scc, *scratch)
     q = [np.empty(NODES * 16, np.int32) for _ in range(3)]
     seen, mark = np.zeros(NODES + 1, np.int32), np.zeros(NODES + 1, np.int32)
     anc = np.zeros(NODES + 1, np.int64)
