@@ -682,6 +682,30 @@ def common(W, N, cand, first, n, key, tech, info0, info3):
             consider(W, cx + W.nsum[0], key, tech, q, cand, info0, info3)
 
 
+@compiled.helper(inline="always")
+def other_places(W, cand, h, c, d):
+    """The slots of digit d's places in house h but cell c, into W.sl; how many."""
+    n = 0
+    for k in range(9):
+        o = HOUSE_CELLS[h, k]
+        if o != c and (cand[o] >> d) & 1:
+            W.sl[n] = o * 9 + d
+            n += 1
+    return n
+
+
+@compiled.helper(inline="always")
+def other_digits(W, cand, c, first):
+    """The slots of cell c's digits but `first`, into W.sl; how many."""
+    n = 0
+    x = cand[c] & ~(1 << first)
+    while x:
+        W.sl[n] = c * 9 + lowbit(x)
+        x &= x - 1
+        n += 1
+    return n
+
+
 @compiled.helper(_nrt=False)
 def houses(W, N, val, cand, c, d, mode, X):
     """The region chains of digit d in the houses where cell c is its first place."""
@@ -692,13 +716,9 @@ def houses(W, N, val, cand, c, d, mode, X):
         h = CELL_HOUSES[c, which]
         if not first_place(cand, h, c, d):
             continue
-        n = 0
-        for k in range(9):
-            o = HOUSE_CELLS[h, k]
-            if o != c and (cand[o] >> d) & 1:
-                made(W, N, cand, o, d, dynamic, True, lvl, X)
-                W.sl[n] = o * 9 + d
-                n += 1
+        n = other_places(W, cand, h, c, d)
+        for k in range(n):
+            made(W, N, cand, W.sl[k] // 9, d, dynamic, True, lvl, X)
         common(W, N, cand, c * 9 + d, n, REGION, tech, c * 10 + d + 1, h)
 
 
@@ -758,13 +778,9 @@ def multiple(W, N, val, cand):
                 h = CELL_HOUSES[c, which]
                 if not first_place(cand, h, c, d):
                     continue
-                n = 0
-                for k in range(9):
-                    o = HOUSE_CELLS[h, k]
-                    if o != c and (cand[o] >> d) & 1:
-                        counted(W, o * 9 + d)
-                        W.sl[n] = o * 9 + d
-                        n += 1
+                n = other_places(W, cand, h, c, d)
+                for k in range(n):
+                    counted(W, W.sl[k])
                 if meet(W, c * 9 + d, n, words):
                     make(W, N, cand, c * 9 + d)
                     for k in range(n):
@@ -772,12 +788,7 @@ def multiple(W, N, val, cand):
                     common(W, N, cand, c * 9 + d, n, REGION, KIND_TECH[MULTIPLE, 3],
                            c * 10 + d + 1, h)
         first = lowbit(cand[c])
-        n = 0
-        x = cand[c] & ~(1 << first)
-        while x:
-            W.sl[n] = c * 9 + lowbit(x)
-            x &= x - 1
-            n += 1
+        n = other_digits(W, cand, c, first)
         if meet(W, c * 9 + first, n, words):
             make(W, N, cand, c * 9 + first)
             for k in range(n):
@@ -855,12 +866,7 @@ def chains_of(W, N, val, cand, mode, X):
             houses(W, N, val, cand, c, d, mode, X)
         if mode == NISHIO:
             continue
-        n = 0
-        x = cand[c] & ~(1 << first)
-        while x:
-            W.sl[n] = c * 9 + lowbit(x)
-            x &= x - 1
-            n += 1
+        n = other_digits(W, cand, c, first)
         common(W, N, cand, c * 9 + first, n, CELL, KIND_TECH[mode, 2], c * 10, 0)
     return W.best[0] < (1 << 40)
 
