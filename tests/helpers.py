@@ -3,7 +3,7 @@
 The command line as a real process in its own process group, waited for, stopped and killed
 as a terminal would; the invariants of a finished run folder; the data-set tools' answers
 computed here, independently of pipeline.tools; the test grids of the canonical form and
-the symmetries.
+the symmetries; the rater's grid before a step of a path.
 """
 
 from __future__ import annotations
@@ -272,3 +272,19 @@ def random_grids(rng: np.random.Generator, n: int, lo: int, hi: int) -> np.ndarr
         k = rng.integers(lo, hi + 1)
         out[i, rng.choice(81, k, replace=False)] = rng.integers(1, 10, k)
     return out
+
+
+# ---------------------------------------------------------------------------------------
+# The rater's grids
+
+
+def grid_before(puzzle: str, k: int, steps) -> tuple[np.ndarray, np.ndarray]:
+    """The placed digits and candidate masks before step k of the puzzle's path (steps:
+    rate.path's)."""
+    from pipeline.sudoku import grid as grids
+    from pipeline.tools.explain import PLACED, candidates_before
+
+    bits = candidates_before(grids.checked_batch([puzzle])[0][0], steps, k)
+    val = np.array([(b & 0x1FF).bit_length() if b & PLACED else 0 for b in bits], np.int64)
+    cand = np.array([0 if b & PLACED else b for b in bits], np.int64)
+    return val, cand

@@ -157,6 +157,19 @@ def setup(puzzle, val, cand, bb):
 
 
 @compiled.helper(_nrt=False)
+def bitboards(cand, bb):
+    """bb (setup's layout) from the candidates: the other way round from setup's reading."""
+    for d in range(9):
+        for w in range(3):
+            bb[d, w] = 0
+    for c in range(81):
+        x = cand[c]
+        while x:
+            bb[lowbit(x), WORD[c]] |= BIT[c]
+            x &= x - 1
+
+
+@compiled.helper(_nrt=False)
 def place(val, cand, bb, c, d):
     """Digit d (1..9) in cell c: its other candidates go, and d leaves its peers (those
     that hold it found on d's bitboard: a test of each of the 20 mispredicts)."""

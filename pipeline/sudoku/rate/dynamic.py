@@ -69,6 +69,7 @@ from pipeline.sudoku.rate.board import (
     SERATE_HOUSES,
     WORD,
     as_index,
+    bitboards,
     count_in,
     first_place,
     lowbit,
@@ -168,7 +169,7 @@ NEEDS_NESTED = 2  # W.over: the nested chains' scratch is wanted (1: a pool ran 
 # NEEDS_NESTED. A pass that collects (dynamic_hints): coll[0] set, coll[1] while a
 # contradiction met is recorded, step the step's grid (what the hints' parents are gone
 # from). links .. rbits: the chains' links of the grid and chains.reach's look at them
-# (multiple). made: 1 a run made, 2 counted as made (multiple). The nested looks' scratch
+# (multiple). made: 1 a run made, 2 counted as made (counted). The nested looks' scratch
 # (nested.py's, N) is passed beside W, and None to the kinds below nested chains: a call
 # passes every word of its arguments' arrays (N's are about half), and those kinds make
 # thousands of calls a step.
@@ -621,16 +622,26 @@ def run(W, N, cand, slot, start, dynamic, y, lvl, X):
 @compiled.helper(inline="always")
 def made(W, N, cand, c, d, dynamic, y, lvl, X):
     """The run from candidate d of cell c on, in its slot (made the first time this kind of
-    chains asks); what it returned, as run(), with W.hit. Inlined: most calls find the run
-    made, and a call passes the hundreds of words of W's arrays (and X's)."""
+    chains asks; its effort counted then, unless counted before: `counted`); what it
+    returned, as run(), with W.hit. Inlined: most calls find the run made, and a call
+    passes the hundreds of words of W's arrays (and X's)."""
     slot = c * 9 + d
-    if not W.made[slot]:
-        W.effort[0] += 1
+    if W.made[slot] != 1:
+        counted(W, slot)
         W.cx[slot] = run(W, N, cand, slot, ((slot) << 1) | 1, dynamic, y, lvl, X)
         W.hits[slot] = W.hit[0]
         W.made[slot] = 1
     W.hit[0] = W.hits[slot]
     return W.cx[slot]
+
+
+@compiled.helper(_nrt=False)
+def counted(W, slot):
+    """Count the run of slot as made (its effort), made or not (multiple counts runs it
+    does not make: the same effort as making them)."""
+    if W.made[slot] == 0:
+        W.made[slot] = 2
+        W.effort[0] += 1
 
 
 @compiled.helper(_nrt=False)
@@ -723,23 +734,6 @@ def houses(W, N, val, cand, c, d, mode, X):
 
 
 @compiled.helper(_nrt=False)
-def counted(W, slot):
-    """Count the run of slot as made (its effort), made or not (multiple)."""
-    if W.made[slot] == 0:
-        W.made[slot] = 2
-        W.effort[0] += 1
-
-
-@compiled.helper(_nrt=False)
-def make(W, N, cand, slot):
-    """The run of multiple chains from slot's candidate on, counted before (multiple)."""
-    if W.made[slot] != 1:
-        W.cx[slot] = run(W, N, cand, slot, (slot << 1) | 1, False, True, 0, None)
-        W.hits[slot] = W.hit[0]
-        W.made[slot] = 1
-
-
-@compiled.helper(_nrt=False)
 def meet(W, first, n, words):
     """Whether what the runs from the ons of slot first and of W.sl[:n] can reach has a node
     in common (chains.reach's bits, in W)."""
@@ -782,17 +776,17 @@ def multiple(W, N, val, cand):
                 for k in range(n):
                     counted(W, W.sl[k])
                 if meet(W, c * 9 + d, n, words):
-                    make(W, N, cand, c * 9 + d)
+                    made(W, N, cand, c, d, False, True, 0, None)
                     for k in range(n):
-                        make(W, N, cand, W.sl[k])
+                        made(W, N, cand, W.sl[k] // 9, d, False, True, 0, None)
                     common(W, N, cand, c * 9 + d, n, REGION, KIND_TECH[MULTIPLE, 3],
                            c * 10 + d + 1, h)
         first = lowbit(cand[c])
         n = other_digits(W, cand, c, first)
         if meet(W, c * 9 + first, n, words):
-            make(W, N, cand, c * 9 + first)
+            made(W, N, cand, c, first, False, True, 0, None)
             for k in range(n):
-                make(W, N, cand, W.sl[k])
+                made(W, N, cand, c, W.sl[k] % 9, False, True, 0, None)
             common(W, N, cand, c * 9 + first, n, CELL, KIND_TECH[MULTIPLE, 2], c * 10, 0)
 
 
@@ -814,18 +808,10 @@ def chains_of(W, N, val, cand, mode, X):
             reset_pass(N)
     for c in range(81):
         W.val[c] = val[c]
-    gb0 = W.gb0
-    for d in range(9):
-        for w in range(3):
-            gb0[d, w] = 0
-    for c in range(81):
-        x = cand[c]
-        while x:
-            gb0[lowbit(x), WORD[c]] |= BIT[c]
-            x &= x - 1
+    bitboards(cand, W.gb0)
     for d in range(9):
         for h in range(27):
-            W.n0[d, h] = count_in(gb0, d, h)
+            W.n0[d, h] = count_in(W.gb0, d, h)
     if mode == MULTIPLE and not W.coll[0]:
         multiple(W, N, val, cand)
         return W.best[0] < (1 << 40)
@@ -944,4 +930,4 @@ def assumptions(val, cand, H, W, N, X):
     return False
 
 
-inner_chains_of = _again(("run", "made", "houses", "make", "multiple", "chains_of"))
+inner_chains_of = _again(("run", "made", "houses", "multiple", "chains_of"))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline import compiled
-from pipeline.sudoku.rate.board import place, setup
+from pipeline.sudoku.rate.board import bitboards, place, setup
 from pipeline.sudoku.rate.chains import NODES, forcing_chains, serate_added
 from pipeline.sudoku.rate.dynamic import NEEDS_NESTED, assumptions, inner_work, new_work
 from pipeline.sudoku.rate.nested import new_nested
@@ -333,9 +333,7 @@ def first_hint(cand, H):
         c2[c] = cand[c]
         if cand[c] == 0:
             val[c] = 1  # placed: its digit matters to no finder
-        for d in range(9):
-            if (cand[c] >> d) & 1:
-                bb[d, c // 27] |= np.int64(1) << (c % 27)
+    bitboards(c2, bb)
     E = np.zeros(HINT_SIZE, np.int64)
     effort = np.zeros(2, np.int64)  # (no budget)
     scratch = np.zeros((3, NODES + 1), np.int32)

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import grid_before
 
-from pipeline.sudoku import grid, rate
+from pipeline.sudoku import rate
 from pipeline.sudoku.rate import dynamic
 from pipeline.sudoku.rate.board import HOUSE_CELLS, lowbit
-from pipeline.tools.explain import PLACED, candidates_before
 
 DATA = Path(__file__).parent / "data"
 MULTIPLE = ("Cell Forcing Chains", "Region Forcing Chains")
@@ -32,10 +32,7 @@ def _states():
         for k, s in enumerate(steps):
             if s.technique in MULTIPLE:
                 for j in (k, k + 1):
-                    bits = candidates_before(grid.checked_batch([puzzle])[0][0], steps, j)
-                    cand = np.array([0 if b & PLACED else b for b in bits], np.int64)
-                    val = np.array([(b & 0x1FF).bit_length() if b & PLACED else 0
-                                    for b in bits], np.int64)
+                    val, cand = grid_before(puzzle, j, steps)
                     if 0 < sum(bin(int(c)).count("1") for c in cand) <= SMALL:
                         out.append((f"{puzzle[:12]}-{j}", val, cand))
     return out

@@ -10,26 +10,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import grid_before
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.sudoku import grid, rate
+from pipeline.sudoku import rate
 from pipeline.sudoku.rate import nested
 from pipeline.sudoku.rate.board import HOUSE_CELLS
-from pipeline.tools.explain import PLACED, candidates_before
 
 DATA = Path(__file__).parent / "data"
 CHAINS = ("Bidirectional X-Cycle", "Bidirectional Y-Cycle", "Bidirectional Cycle",
           "Turbot Fish", "Forcing X-Chain", "Forcing Chain")
 SMALL = 70  # candidates at most in a grid looked at (the helpers run as Python here)
-
-
-def _state(puzzle: str, k: int, steps) -> tuple[np.ndarray, np.ndarray]:
-    """The placed digits and candidate masks before step k of the puzzle's path."""
-    bits = candidates_before(grid.checked_batch([puzzle])[0][0], steps, k)
-    val = np.array([(b & 0x1FF).bit_length() if b & PLACED else 0 for b in bits], np.int64)
-    cand = np.array([0 if b & PLACED else b for b in bits], np.int64)
-    return val, cand
 
 
 def _counts(g: np.ndarray) -> np.ndarray:
@@ -46,7 +38,7 @@ def _chain_steps():
         steps = rate.path(puzzle)
         for k, s in enumerate(steps):
             if s.technique in CHAINS:
-                val, cand = _state(puzzle, k, steps)
+                val, cand = grid_before(puzzle, k, steps)
                 if sum(bin(int(c)).count("1") for c in cand) <= SMALL:
                     out.append((puzzle, k, s, val, cand))
     return out
