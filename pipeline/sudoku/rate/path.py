@@ -53,6 +53,7 @@ FIRST_MISSING = 105  # the easiest rating of the techniques we lack: serate's (+
 MAX_STEPS = 810  # a step places a digit or removes a candidate: at most 81 + 729
 MAX_EVENTS = 810
 STEP_WORDS = 3 + ELIMS - INFO  # a recorded step: technique, rating, end of events, info
+LAST_ATE = 3  # the chains' scratch's row after their depth, queue and seen
 
 
 @compiled.helper()
@@ -131,7 +132,7 @@ def next_step(val, cand, bb, H, E, effort, scratch, links, capped):
                       capped):
         return True
     effort[0] += 1
-    return aligned_triplet(val, cand, H, E)
+    return aligned_triplet(val, cand, H, E, scratch[LAST_ATE])
 
 
 # A puzzle's rating so far (rate_one's state between its calls): ER, EP, ED and ER's
@@ -168,6 +169,7 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch
         if scratch[2, NODES] != 0:  # the chains' generations (seen), once any search ran
             for k in range(NODES + 1):
                 scratch[2, k] = 0
+        scratch[LAST_ATE, 81] = 0  # (no grid of this puzzle looked at by aligned triplets)
         for c in range(81):
             if val[c] == 0:
                 left += 1
@@ -286,8 +288,9 @@ def rate_all(puzzles, solutions, budget, out, t_step, t_event):
     E = np.zeros(HINT_SIZE, np.int64)
     effort = np.zeros(2, np.int64)  # the units spent, the budget
     # the chain searches' depth, queue and seen (chains.py); the searches'
-    # generations restart with each puzzle, so int32 holds them (one a search: the budget)
-    scratch = np.zeros((3, NODES + 1), np.int32)
+    # generations restart with each puzzle, so int32 holds them (one a search: the budget);
+    # then aligned triplets' last grid without a hint (techniques.aligned_triplet)
+    scratch = np.zeros((LAST_ATE + 1, NODES + 1), np.int32)
     links = np.zeros((NODES, 30), np.int16)  # the chains' links (chains.build_links)
     # the chains from an assumption's records (dynamic.py) and the nested looks' (nested.py),
     # made at the first puzzle that needs them (then nested chains' at the first that needs
@@ -336,7 +339,7 @@ def first_hint(cand, H):
     bitboards(c2, bb)
     E = np.zeros(HINT_SIZE, np.int64)
     effort = np.zeros(2, np.int64)  # (no budget)
-    scratch = np.zeros((3, NODES + 1), np.int32)
+    scratch = np.zeros((LAST_ATE + 1, NODES + 1), np.int32)
     links = np.zeros((NODES, 30), np.int16)
     if first_step(val, c2, bb, H, E, effort) or next_step(val, c2, bb, H, E, effort, scratch,
                                                           links, False):

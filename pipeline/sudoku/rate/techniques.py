@@ -1252,16 +1252,24 @@ def aligned_pair(val, cand, H, E):
 
 
 @compiled.helper()
-def aligned_triplet(val, cand, H, E):
+def aligned_triplet(val, cand, H, E, last):
     """Aligned triplet exclusion (7.5), as serate finds it. Base cells: two or more
     candidates, no peer with one, and a peer with two or three (an excluder). For two base
     cells (pairs in serate's order) and a third among the base cells that exclude either
     of them, with two or more excluders in common: a choice of a digit for each of the
     three is out when two that see each other share a digit or it leaves a common excluder
-    no digit; a digit of the three in no choice left goes. The first such triplet."""
+    no digit; a digit of the three in no choice left goes. The first such triplet.
+
+    last: the candidates of a grid on which no triplet had a hint (last[81] = 1 when it
+    holds one; the caller clears it for each puzzle), kept from call to call. Without a
+    cell with one candidate, a triplet's hint is a function of the candidates of its three
+    cells and of the cells that see all three (its common excluders: with two or more,
+    each of the three is a base cell, the third one an excluder of the others), so a
+    triplet none of whose cells changed since that grid has none now either."""
     small = np.zeros(3, np.int64)  # the cells with two or three candidates: excluders
     ones = np.zeros(3, np.int64)  # those with one
     basebb = np.zeros(3, np.int64)
+    changed = np.zeros(3, np.int64)  # the cells whose candidates differ from last's
     for c in range(81):
         if val[c] == 0:
             k = POP9[cand[c]]
@@ -1269,6 +1277,9 @@ def aligned_triplet(val, cand, H, E):
                 small[c // 27] |= np.int64(1) << (c % 27)
             elif k == 1:
                 ones[c // 27] |= np.int64(1) << (c % 27)
+        if cand[c] != last[c]:
+            changed[c // 27] |= np.int64(1) << (c % 27)
+    kept = last[81] == 1 and (ones[0] | ones[1] | ones[2]) == 0
     base = np.zeros(81, np.int64)
     excl = np.zeros((81, 3), np.int64)  # a base cell's excluders
     nb = 0
@@ -1290,6 +1301,8 @@ def aligned_triplet(val, cand, H, E):
     cells = np.zeros(3, np.int64)
     partner = np.zeros(9, np.int64)
     three = np.zeros(20, np.int64)
+    pair_same = False
+    p0 = p1 = p2 = np.int64(0)
     for n2 in range(1, nb):
         c1 = as_index(base[n2])
         for n1 in range(n2):
@@ -1299,6 +1312,20 @@ def aligned_triplet(val, cand, H, E):
             e2 = excl[c0, 2] & excl[c1, 2]
             if popcount(e0) + popcount(e1) + popcount(e2) < 2:
                 continue  # the three could not share two excluders
+            if kept:
+                # a third is one's excluder, so all the cells that matter are the pair, its
+                # peers and, for each third, the pair's common peers that see it too
+                if ((changed[WORD[c0]] & BIT[c0]) | (changed[WORD[c1]] & BIT[c1])) == 0:
+                    if ((changed[0] & (PEER_BB[c0, 0] | PEER_BB[c1, 0]))
+                            | (changed[1] & (PEER_BB[c0, 1] | PEER_BB[c1, 1]))
+                            | (changed[2] & (PEER_BB[c0, 2] | PEER_BB[c1, 2]))) == 0:
+                        continue
+                    p0 = changed[0] & PEER_BB[c0, 0] & PEER_BB[c1, 0]
+                    p1 = changed[1] & PEER_BB[c0, 1] & PEER_BB[c1, 1]
+                    p2 = changed[2] & PEER_BB[c0, 2] & PEER_BB[c1, 2]
+                    pair_same = True
+                else:
+                    pair_same = False
             nt = 0  # the twin area: c0's excluders that are base cells, then c1's others
             for s in range(2):
                 for w in range(3):
@@ -1315,6 +1342,10 @@ def aligned_triplet(val, cand, H, E):
                 if (popcount(e0 & excl[c2, 0]) + popcount(e1 & excl[c2, 1])
                         + popcount(e2 & excl[c2, 2])) < 2:
                     continue  # (most: counted before their excluders are listed)
+                if (kept and pair_same and (changed[WORD[c2]] & BIT[c2]) == 0
+                        and ((p0 & PEER_BB[c2, 0]) | (p1 & PEER_BB[c2, 1])
+                             | (p2 & PEER_BB[c2, 2])) == 0):
+                    continue  # unchanged since last's grid, which had no hint
                 # an excluder with a digit none of the three has denies no choice; without
                 # one, only three cells that see each other could lose a digit (each has two
                 # or more: with two lines of sight or fewer, a choice is left for each)
@@ -1409,4 +1440,8 @@ def aligned_triplet(val, cand, H, E):
                         ne += 1
                 if ne:
                     return offer(H, T_ATE, 75, -1, 0, E, ne, c0, c1, c2, 0)
+    if (ones[0] | ones[1] | ones[2]) == 0:
+        for c in range(81):
+            last[c] = cand[c]
+        last[81] = 1
     return False
