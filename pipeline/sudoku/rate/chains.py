@@ -440,9 +440,40 @@ CAP = 72
 
 @compiled.helper()
 def new_reach(n):
-    """reach's flags, components and scratch, for n nodes (NODES, or 0 or 1 in a stand-in)."""
-    return (np.empty(n, np.int8), np.empty(n, np.int32), np.empty((10, n + 1), np.int32),
-            np.empty(n * 28, np.int32), np.empty((n, (n + 63) >> 6), np.uint64))
+    """reach's flags, components and scratch, for n nodes (NODES, or 0 or 1 in a stand-in);
+    the scratch's last row says which grid they are of (look_at)."""
+    tmp = np.empty((11, n + 1), np.int32)
+    tmp[10, 0] = 0
+    return (np.empty(n, np.int8), np.empty(n, np.int32), tmp, np.empty(n * 28, np.int32),
+            np.empty((n, (n + 63) >> 6), np.uint64))
+
+
+OF_GRID = 10  # reach's scratch row: 1, the number of nodes and the 81 candidate masks of
+# the grid whose links and reach the arrays hold (0 in its first word: none)
+
+
+@compiled.helper(_nrt=False)
+def look_at(cand, n, links, flags, scc, tmp, adj, bits):
+    """The links of grid cand (build_links; n[d, h] the places of digit d in house h) and
+    reach's look at them (both kinds), unless the arrays hold those of this very grid
+    already (the static chains and, a step later, the multiple forcing chains look at the
+    same grid); reach's number of nodes."""
+    g = tmp[OF_GRID]
+    if g[0] == 1:
+        same = True
+        for c in range(81):
+            if g[2 + c] != cand[c]:
+                same = False
+                break
+        if same:
+            return g[1]
+    build_links(cand, n, links)
+    v = reach(cand, links, True, True, flags, scc, tmp, adj, bits)
+    g[0] = 1
+    g[1] = v
+    for c in range(81):
+        g[2 + c] = cand[c]
+    return v
 
 
 @compiled.helper(_nrt=False)
@@ -564,24 +595,24 @@ def reach(cand, links, use_x, use_y, flags, scc, tmp, adj, bits):
 
 
 @compiled.helper()
-def forcing_chains(val, cand, bb, H, E, depth, queue, seen, links, effort, capped):
+def forcing_chains(val, cand, bb, H, E, depth, queue, seen, look, effort, capped):
     """The easiest cycle or forcing chain (X, Y, XY), offered to H. With `capped` (when
     one is likely: the caller's guess), searched under a cap on the rating first (CAP):
     most steps' easiest chain is short, and a capped search stops where longer ones would
     go on. A chain found under the cap is the easiest of all (any easier one is under it
     too); without one, unless no search met the cap, searched again without it. The
     effort counts one search (each counts the same), searches that `reach` shows to find
-    nothing included."""
+    nothing included. look: the arrays of the grid's links and reach's look at them
+    (look_at's)."""
+    links, flags, scc, tmp, adj, bits = look
     n = np.empty((9, 27), np.int64)
     for d in range(9):
         for h in range(27):
             n[d, h] = count_in(bb, d, h)
-    build_links(cand, n, links)
     # which searches can find anything (reach) with both kinds of links: each kind's links
     # are a part of them (on -> off X links are in all), so what it shows holds of each (a
     # search from a node finds nothing; a loop keeps to a component of both)
-    flags, scc, tmp, adj, bits = new_reach(NODES)
-    reach(cand, links, True, True, flags, scc, tmp, adj, bits)
+    look_at(cand, n, links, flags, scc, tmp, adj, bits)
     if capped:
         spent = effort[0]
         if chains_upto(val, cand, bb, H, E, depth, queue, seen, links, flags, scc, effort,

@@ -74,7 +74,7 @@ from pipeline.sudoku.rate.board import (
     first_place,
     lowbit,
 )
-from pipeline.sudoku.rate.chains import NODES, build_links, length_add, new_reach, reach
+from pipeline.sudoku.rate.chains import NODES, length_add, look_at, new_reach
 from pipeline.sudoku.rate.nested import (
     STORED,
     gone_of_cell,
@@ -168,8 +168,8 @@ NEEDS_NESTED = 2  # W.over: the nested chains' scratch is wanted (1: a pool ran 
 # over: a pool ran out (the rating would not be serate's), the budget did (effort[1]) or
 # NEEDS_NESTED. A pass that collects (dynamic_hints): coll[0] set, coll[1] while a
 # contradiction met is recorded, step the step's grid (what the hints' parents are gone
-# from). links .. rbits: the chains' links of the grid and chains.reach's look at them
-# (multiple). made: 1 a run made, 2 counted as made (counted). The nested looks' scratch
+# from). links .. rbits: the chains' links of a grid and chains.reach's look at them
+# (chains.look_at: the static chains' of the step, then multiple's of the same grid). made: 1 a run made, 2 counted as made (counted). The nested looks' scratch
 # (nested.py's, N) is passed beside W, and None to the kinds below nested chains: a call
 # passes every word of its arguments' arrays (N's are about half), and those kinds make
 # thousands of calls a step.
@@ -185,10 +185,11 @@ def new_work(effort, nested, used):
     of nested chains' parents too (else a stand-in: chains_of asks for it through W.over).
     Not `used`: a stand-in of the same type, its records and scratch empty (tens of
     megabytes, and about 50 µs a call to make, which most calls of easy puzzles never
-    read). The nested looks' scratch (nested.new_nested) goes beside it, as N."""
+    read) but for the chains' links and reach's look (links_of), which the static chains
+    use from the first step. The nested looks' scratch (nested.new_nested) goes beside it, as N."""
     pool, outs = (XPOOL, 1 << 16) if nested else (1, 1)  # (no choice inside the call)
     s, n = (SLOTS, NODES) if used else (0, 0)
-    look = new_reach(n)
+    look = new_reach(NODES)  # (the static chains' too, from the first step: links_of)
     return Work(np.zeros((s, WORDS), np.int64), np.empty((s, n), np.int16),
                 np.zeros(s, np.int64), np.empty((s, n), np.int8),
                 np.empty((s, n, MAXPAR), np.int16), np.zeros(s, np.int8),
@@ -208,7 +209,13 @@ def new_work(effort, nested, used):
                 np.empty(outs, np.int64),
                 np.zeros(1, np.int64), np.zeros(2, np.int64), np.zeros(81, np.int64),
                 np.zeros((9, 3), np.int64), np.zeros((9, 3), np.int64),
-                np.empty((n, 30), np.int16), look[0], look[1], look[2], look[3], look[4])
+                np.empty((NODES, 30), np.int16), look[0], look[1], look[2], look[3], look[4])
+
+
+@compiled.helper(inline="always")
+def links_of(W):
+    """W's arrays of the chains' links and reach's look at them, for chains.look_at."""
+    return W.links, W.flags, W.scc, W.rtmp, W.radj, W.rbits
 
 
 @compiled.helper(inline="always")
@@ -757,8 +764,7 @@ def multiple(W, N, val, cand):
     finds from their starts: a cell's or region's runs can imply something in common only
     where those meet, and only those runs are made (the others count as made: the same
     effort as chains_of's)."""
-    build_links(cand, W.n0, W.links)
-    v = reach(cand, W.links, True, True, W.flags, W.scc, W.rtmp, W.radj, W.rbits)
+    v = look_at(cand, W.n0, W.links, W.flags, W.scc, W.rtmp, W.radj, W.rbits)
     words = (v + 63) >> 6
     for c in range(81):
         if val[c] != 0 or POP9[cand[c]] < 3:

@@ -16,7 +16,13 @@ import numpy as np
 from pipeline import compiled
 from pipeline.sudoku.rate.board import bitboards, place, setup
 from pipeline.sudoku.rate.chains import NODES, forcing_chains, serate_added
-from pipeline.sudoku.rate.dynamic import NEEDS_NESTED, assumptions, inner_work, new_work
+from pipeline.sudoku.rate.dynamic import (
+    NEEDS_NESTED,
+    assumptions,
+    inner_work,
+    links_of,
+    new_work,
+)
 from pipeline.sudoku.rate.nested import new_nested
 from pipeline.sudoku.rate.techniques import (
     CHAIN_BASE,
@@ -92,7 +98,7 @@ def first_step(val, cand, bb, H, E, effort):
 
 
 @compiled.helper()
-def next_step(val, cand, bb, H, E, effort, scratch, links, capped):
+def next_step(val, cand, bb, H, E, effort, scratch, look, capped):
     """The step serate takes next after first_step's, in H, of those up to aligned triplets
     (no assumption); False when none has one (`capped`: chains.forcing_chains' first
     search under its cap). The chains from an assumption (dynamic.assumptions) are the
@@ -128,7 +134,7 @@ def next_step(val, cand, bb, H, E, effort, scratch, links, capped):
     if aligned_pair(val, cand, H, E):
         return True
     effort[0] += 1
-    if forcing_chains(val, cand, bb, H, E, scratch[0], scratch[1], scratch[2], links, effort,
+    if forcing_chains(val, cand, bb, H, E, scratch[0], scratch[1], scratch[2], look, effort,
                       capped):
         return True
     effort[0] += 1
@@ -141,14 +147,16 @@ S_ER, S_EP, S_ED, S_TECH, S_STEPS, S_NEV, S_PLACED, S_LEFT = range(8)
 
 
 @compiled.helper()
-def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch, links, S,
+def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch, look, S,
              SX, t_step, t_event, record, resume):
     """Rate one puzzle into out[ER..REACHED]; with `record`, the path into t_step (a row a
     step: technique, rating, end of its events in t_event, the words of INFO) and t_event
     (1000 + cell * 10 + digit a placement, cell * 10 + digit an elimination). False when
     the next step is none of next_step's: its rating so far is in S (SX[0]: ER as serate
     compares it), the caller asks for a chain from an assumption and, with `resume`, calls
-    again to take the step in H. (The chains' Work, a hundred arrays, stays the caller's:
+    again to take the step in H. look: the arrays of the chains' links and reach's look at
+    them (W's: the multiple chains look at the grid a step of chains looked at before).
+    (The chains' Work, a hundred arrays, stays the caller's:
     passed to each call, their references were counted a puzzle, about a fifth of an easy
     puzzle's time.)"""
     if resume:
@@ -189,7 +197,7 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch
                 out[STEPS] = steps
                 return True
             if not (first_step(val, cand, bb, H, E, effort) or next_step(
-                    val, cand, bb, H, E, effort, scratch, links, capped)):
+                    val, cand, bb, H, E, effort, scratch, look, capped)):
                 S[S_ER], S[S_EP], S[S_ED], S[S_TECH] = er, ep, ed, tech
                 S[S_STEPS], S[S_NEV], S[S_PLACED], S[S_LEFT] = steps, nev, int(placed), left
                 SX[0] = erx
@@ -291,7 +299,6 @@ def rate_all(puzzles, solutions, budget, out, t_step, t_event):
     # generations restart with each puzzle, so int32 holds them (one a search: the budget);
     # then aligned triplets' last grid without a hint (techniques.aligned_triplet)
     scratch = np.zeros((LAST_ATE + 1, NODES + 1), np.int32)
-    links = np.zeros((NODES, 30), np.int16)  # the chains' links (chains.build_links)
     # the chains from an assumption's records (dynamic.py) and the nested looks' (nested.py),
     # made at the first puzzle that needs them (then nested chains' at the first that needs
     # those: megabytes, most calls never do), which is then rated again
@@ -309,8 +316,8 @@ def rate_all(puzzles, solutions, budget, out, t_step, t_event):
         for _ in range(3):
             resume = False
             while not rate_one(puzzles[i], solutions[i], budget, out[i], val, cand, bb, H,
-                               E, effort, scratch, links, S, SX, steps, events, record,
-                               resume):
+                               E, effort, scratch, links_of(W), S, SX, steps, events,
+                               record, resume):
                 resume = assume(val, cand, H, W, N, X, out[i], S)
                 if not resume:
                     break
@@ -340,9 +347,8 @@ def first_hint(cand, H):
     E = np.zeros(HINT_SIZE, np.int64)
     effort = np.zeros(2, np.int64)  # (no budget)
     scratch = np.zeros((LAST_ATE + 1, NODES + 1), np.int32)
-    links = np.zeros((NODES, 30), np.int16)
-    if first_step(val, c2, bb, H, E, effort) or next_step(val, c2, bb, H, E, effort, scratch,
-                                                          links, False):
-        return True
     W = new_work(effort, True, True)
+    if first_step(val, c2, bb, H, E, effort) or next_step(val, c2, bb, H, E, effort, scratch,
+                                                          links_of(W), False):
+        return True
     return assumptions(val, c2, H, W, new_nested(True), inner_work(W))

@@ -20,6 +20,7 @@ from pipeline.sudoku.rate.chains import (
     ON_CYCLE,
     bfs,
     build_links,
+    look_at,
     loops,
     new_reach,
     reach,
@@ -168,3 +169,40 @@ def test_loops_kept_to_the_start_s_component_find_the_same_loops(i, drop, seed, 
         assert found[1][1] or not found[0][1]  # (cut short only if the whole search was)
         if not flags[start] & ON_CYCLE:
             assert found[0][0] == []
+
+
+def _counts(bb: np.ndarray) -> np.ndarray:
+    return np.array([[count_in(bb, d, h) for h in range(27)] for d in range(9)], np.int64)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, len(PUZZLES) - 1), st.floats(0.0, 0.6), st.integers(0, 2**32 - 1),
+       st.integers(0, 2**32 - 1))
+def test_look_at_keeps_a_grid_s_links_and_reach_only_for_that_grid(i, drop, seed, pick):
+    """One grid looked at twice, then another (some of its candidates gone): each time the
+    links, flags, components and node count of a look made afresh."""
+    cand, bb = _state(PUZZLES[i], SOLUTIONS[i], drop, seed)
+    rng = np.random.default_rng(pick)
+    later = cand.copy()
+    for c in rng.choice(81, size=8, replace=False):
+        if bin(int(later[c])).count("1") > 1:
+            later[c] &= later[c] - 1  # (its lowest candidate gone)
+    later_bb = np.zeros((9, 3), np.int64)
+    for c in range(81):
+        for d in range(9):
+            if later[c] >> d & 1:
+                later_bb[d, c // 27] |= 1 << (c % 27)
+    links = np.zeros((NODES, 30), np.int16)
+    kept = new_reach(NODES)
+    for grid, grid_bb in ((cand, bb), (cand, bb), (later, later_bb), (cand, bb)):
+        v = look_at(grid, _counts(grid_bb), links, *kept)
+        fresh_links = _links(grid, grid_bb)
+        fresh = new_reach(NODES)
+        assert v == reach(grid, fresh_links, True, True, *fresh)
+        nodes = [((c * 9 + d) << 1) | on for c in range(81) for d in range(9)
+                 if grid[c] >> d & 1 for on in (0, 1)]
+        for n in nodes:
+            for at, k in ((2, 0), (22, 1)):  # (its X links, then its Y links)
+                assert list(links[n, at:at + links[n, k]]) == list(
+                    fresh_links[n, at:at + fresh_links[n, k]]), n
+            assert kept[0][n] == fresh[0][n] and kept[1][n] == fresh[1][n], n
