@@ -169,10 +169,11 @@ NEEDS_NESTED = 2  # W.over: the nested chains' scratch is wanted (1: a pool ran 
 # NEEDS_NESTED. A pass that collects (dynamic_hints): coll[0] set, coll[1] while a
 # contradiction met is recorded, step the step's grid (what the hints' parents are gone
 # from). links .. rbits: the chains' links of a grid and chains.reach's look at them
-# (chains.look_at: the static chains' of the step, then multiple's of the same grid). made: 1 a run made, 2 counted as made (counted). The nested looks' scratch
-# (nested.py's, N) is passed beside W, and None to the kinds below nested chains: a call
-# passes every word of its arguments' arrays (N's are about half), and those kinds make
-# thousands of calls a step.
+# (chains.look_at: the static chains' of a step, then multiple's of the same grid). made:
+# 1 a run made, 2 counted as made (counted). The nested looks' scratch (nested.py's, N) is
+# passed beside W, and None to the kinds below nested chains: a call passes every word of
+# its arguments' arrays (N's are about half), and those kinds make thousands of calls a
+# step.
 Work = namedtuple("Work", "has order count npar par made cx hits g n0 n qon qoff mk mkn one sl "
                           "vis stack gen best hit effort val adv rc rm pp occ gp lost amark agen "
                           "xpar xn cgen nsum nout noutp over coll step gb gb0 links flags scc rtmp "
@@ -186,7 +187,8 @@ def new_work(effort, nested, used):
     Not `used`: a stand-in of the same type, its records and scratch empty (tens of
     megabytes, and about 50 µs a call to make, which most calls of easy puzzles never
     read) but for the chains' links and reach's look (links_of), which the static chains
-    use from the first step. The nested looks' scratch (nested.new_nested) goes beside it, as N."""
+    use from the first step. The nested looks' scratch (nested.new_nested) goes beside it,
+    as N."""
     pool, outs = (XPOOL, 1 << 16) if nested else (1, 1)  # (no choice inside the call)
     s, n = (SLOTS, NODES) if used else (0, 0)
     look = new_reach(NODES)  # (the static chains' too, from the first step: links_of)
