@@ -434,10 +434,6 @@ def easier(H, r, nodes):
     return r < H[RATING] or (r == H[RATING] and nodes < H[INFO + 2])
 
 
-# The rating forcing_chains caps its first search at (7.2: forcing chains of 10 nodes)
-CAP = 72
-
-
 @compiled.helper()
 def new_reach(n):
     """reach's flags, components and scratch, for n nodes (NODES, or 0 or 1 in a stand-in);
@@ -595,15 +591,10 @@ def reach(cand, links, use_x, use_y, flags, scc, tmp, adj, bits):
 
 
 @compiled.helper()
-def forcing_chains(val, cand, bb, H, E, depth, queue, seen, look, effort, capped):
-    """The easiest cycle or forcing chain (X, Y, XY), offered to H. With `capped` (when
-    one is likely: the caller's guess), searched under a cap on the rating first (CAP):
-    most steps' easiest chain is short, and a capped search stops where longer ones would
-    go on. A chain found under the cap is the easiest of all (any easier one is under it
-    too); without one, unless no search met the cap, searched again without it. The
-    effort counts one search (each counts the same), searches that `reach` shows to find
-    nothing included. look: the arrays of the grid's links and reach's look at them
-    (look_at's)."""
+def forcing_chains(val, cand, bb, H, E, depth, queue, seen, look, effort):
+    """The easiest cycle or forcing chain (X, Y, XY), offered to H. The effort counts one
+    search (each counts the same), searches that `reach` shows to find nothing included.
+    look: the arrays of the grid's links and reach's look at them (look_at's)."""
     links, flags, scc, tmp, adj, bits = look
     n = np.empty((9, 27), np.int64)
     for d in range(9):
@@ -613,25 +604,18 @@ def forcing_chains(val, cand, bb, H, E, depth, queue, seen, look, effort, capped
     # are a part of them (on -> off X links are in all), so what it shows holds of each (a
     # search from a node finds nothing; a loop keeps to a component of both)
     look_at(cand, n, links, flags, scc, tmp, adj, bits)
-    if capped:
-        spent = effort[0]
-        if chains_upto(val, cand, bb, H, E, depth, queue, seen, links, flags, scc, effort,
-                       CAP) or H[RATING] <= CAP:
-            return H[TECH] != 0
-        effort[0] = spent
-    chains_upto(val, cand, bb, H, E, depth, queue, seen, links, flags, scc, effort, 1000)
+    easiest_chain(val, cand, bb, H, E, depth, queue, seen, links, flags, scc, effort)
     return H[TECH] != 0
 
 
 @compiled.helper()
-def chains_upto(val, cand, bb, H, E, depth, queue, seen, links, flags, scc, effort, level):
-    """The chains rated at most `level`, offered to H; True when no search was cut short
-    (no longer chain exists). The searches that flags (reach's, of both kinds of links)
-    shows to find nothing are not made, and loops keep to their start's component (scc).
-    Serate's order:
+def easiest_chain(val, cand, bb, H, E, depth, queue, seen, links, flags, scc, effort):
+    """The chains easier than H's hint, offered to H; each search is limited to the
+    chains that would be (limits). The searches that flags (reach's, of both kinds of
+    links) shows to find nothing are not made, and loops keep to their start's component
+    (scc). Serate's order:
     X links only, then Y only (loops only, from bivalue cells), then both; each
     candidate's loops, then its forcing chains on, off."""
-    whole = True
     closers = np.zeros(256, np.int64)
     # the loop search's entries: at most 729 ons, each giving at most 28 offs (loops)
     qn = np.empty(NODES * 16, np.int32)
@@ -660,8 +644,8 @@ def chains_upto(val, cand, bb, H, E, depth, queue, seen, links, flags, scc, effo
                 start = node | 1
                 effort[0] += 1
                 base = 70 if kind == 2 else 65
-                if min(H[RATING], level) != rated:
-                    rated = min(H[RATING], level)
+                if H[RATING] != rated:
+                    rated = H[RATING]
                     lim65, lim66, lim70 = limits(rated)
                 limit = lim70 if kind == 2 else lim65
                 nb = 0  # under a limit, the search from the start's off (loops' ways back)
@@ -672,9 +656,8 @@ def chains_upto(val, cand, bb, H, E, depth, queue, seen, links, flags, scc, effo
                         home = -1 if flags[node] & NEGATES else scc[node]
                         nb = bfs(links, node, use_x, use_y, limit, -1, qp, back, reached,
                                  mark, scc, home)
-                    if loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers,
-                             back, mark, anc, scc) < 0:
-                        whole = False
+                    loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back,
+                          mark, anc, scc)
                 for k in range(1, closers[0] + 1):  # the shortest loop that eliminates
                     last = closers[k]
                     nodes = qd[last] + 1
@@ -694,8 +677,8 @@ def chains_upto(val, cand, bb, H, E, depth, queue, seen, links, flags, scc, effo
                 for on in (1, 0):
                     start = node | on
                     effort[0] += 1
-                    if min(H[RATING], level) != rated:
-                        rated = min(H[RATING], level)
+                    if H[RATING] != rated:
+                        rated = H[RATING]
                         lim65, lim66, lim70 = limits(rated)
                     limit = lim70 if kind == 2 else lim66
                     if not flags[start] & NEGATES:
@@ -705,8 +688,6 @@ def chains_upto(val, cand, bb, H, E, depth, queue, seen, links, flags, scc, effo
                     else:
                         nodes = to_negation(links, start, use_x, use_y, limit, depth, queue,
                                             seen)
-                    if nodes < 0:
-                        whole = False
                     target = start ^ 1
                     if nodes > 0:
                         r = (70 if kind == 2 else 66) + length_add(nodes)
@@ -720,4 +701,3 @@ def chains_upto(val, cand, bb, H, E, depth, queue, seen, links, flags, scc, effo
                             offer(H, tech, r, -1, 0, E, 1, start, target, nodes, 0)
                         else:
                             offer(H, tech, r, c, d + 1, E, 0, start, target, nodes, 0)
-    return whole

@@ -98,12 +98,11 @@ def first_step(val, cand, bb, H, E, effort):
 
 
 @compiled.helper()
-def next_step(val, cand, bb, H, E, effort, scratch, look, capped):
+def next_step(val, cand, bb, H, E, effort, scratch, look):
     """The step serate takes next after first_step's, in H, of those up to aligned triplets
-    (no assumption); False when none has one (`capped`: chains.forcing_chains' first
-    search under its cap). The chains from an assumption (dynamic.assumptions) are the
-    caller's next: most steps are found before, and each call of a function that takes
-    their W counts its hundred arrays' references."""
+    (no assumption); False when none has one. The chains from an assumption
+    (dynamic.assumptions) are the caller's next: most steps are found before, and each
+    call of a function that takes their W counts its hundred arrays' references."""
     effort[0] += 1
     if intersections(cand, bb, H, E, False):
         return True
@@ -134,8 +133,7 @@ def next_step(val, cand, bb, H, E, effort, scratch, look, capped):
     if aligned_pair(val, cand, H, E):
         return True
     effort[0] += 1
-    if forcing_chains(val, cand, bb, H, E, scratch[0], scratch[1], scratch[2], look, effort,
-                      capped):
+    if forcing_chains(val, cand, bb, H, E, scratch[0], scratch[1], scratch[2], look, effort):
         return True
     effort[0] += 1
     return aligned_triplet(val, cand, H, E, scratch[LAST_ATE])
@@ -185,11 +183,9 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch
                     out[STATUS] = INVALID
                     return True
     pending = resume  # (H holds the step from an assumption)
-    capped = True  # whether the next search of chains is capped first (forcing_chains)
     while left > 0:
         if pending:
             pending = False
-            capped = False  # (the last search of chains found none: most likely again)
         else:
             if effort[0] >= budget:
                 out[STATUS] = BUDGET
@@ -197,13 +193,11 @@ def rate_one(puzzle, solution, budget, out, val, cand, bb, H, E, effort, scratch
                 out[STEPS] = steps
                 return True
             if not (first_step(val, cand, bb, H, E, effort) or next_step(
-                    val, cand, bb, H, E, effort, scratch, look, capped)):
+                    val, cand, bb, H, E, effort, scratch, look)):
                 S[S_ER], S[S_EP], S[S_ED], S[S_TECH] = er, ep, ed, tech
                 S[S_STEPS], S[S_NEV], S[S_PLACED], S[S_LEFT] = steps, nev, int(placed), left
                 SX[0] = erx
                 return False
-            if CHAIN_BASE[H[TECH]] != 0:
-                capped = True  # (a chain was found: most likely a short one again)
         r = H[RATING]
         x = as_serate(H[TECH], r)
         if x > erx:  # as serate compares: a chain's 6.5 + 0.2 is more than 6.6 + 0.1
@@ -349,6 +343,6 @@ def first_hint(cand, H):
     scratch = np.zeros((LAST_ATE + 1, NODES + 1), np.int32)
     W = new_work(effort, True, True)
     if first_step(val, c2, bb, H, E, effort) or next_step(val, c2, bb, H, E, effort, scratch,
-                                                          links_of(W), False):
+                                                          links_of(W)):
         return True
     return assumptions(val, c2, H, W, new_nested(True), inner_work(W))
