@@ -143,12 +143,11 @@ def links_of(links, n, part, use_x, use_y):
 
 
 @compiled.helper(_nrt=False)
-def bfs(links, start, use_x, use_y, limit, target, parent, depth, queue, seen, scc, home):
+def bfs(links, start, use_x, use_y, limit, target, parent, depth, queue, seen):
     """Breadth first from node `start` until node `target`: parent[] and depth[] of every
-    node reached (those with seen[n] == seen[NODES]). No chain goes past `limit` nodes;
-    with `home` 0 or more, none leaves the nodes n with scc[n] == home (a component: every
-    way between two of its nodes stays in it, so their depths are the same). Returns the
-    number of nodes reached (queue[:n], in order), negative when the limit cut it short."""
+    node reached (those with seen[n] == seen[NODES]). No chain goes past `limit` nodes.
+    Returns the number of nodes reached (queue[:n], in order), negative when the limit cut
+    it short."""
     # seen[n] == gen marks the nodes reached by this search: no clearing between searches
     seen[NODES] += 1
     gen = seen[NODES]
@@ -158,7 +157,6 @@ def bfs(links, start, use_x, use_y, limit, target, parent, depth, queue, seen, s
     queue[0] = start
     head = 0
     tail = 1
-    kept = home >= 0
     while head < tail:
         n = as_index(queue[as_index(head)])
         head += 1
@@ -169,8 +167,6 @@ def bfs(links, start, use_x, use_y, limit, target, parent, depth, queue, seen, s
             count, base = links_of(links, n, part, use_x, use_y)
             for k in range(count):
                 m = as_index(links[n, base + k])
-                if kept and scc[m] != home:
-                    continue
                 if seen[m] != gen:
                     seen[m] = gen
                     depth[m] = dn
@@ -232,7 +228,7 @@ def to_negation(links, start, use_x, use_y, limit, depth, queue, seen):
 
 
 @compiled.helper(_nrt=False)
-def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back, mark, anc, scc):
+def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, anc, scc):
     """Serate's search for loops back to `start` (on), breadth first, Y links before X: an
     on node is reached once, an off node once from each on node it is not an ancestor of
     (so that a loop through it by another way is seen). The queue's entries: qn the node,
@@ -244,15 +240,8 @@ def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back, ma
     queued: from any other, no way leads back to the start. As the others' descendants are
     all others too, the entries kept come in the same order, from the same parents.
 
-    Under a limit, an entry that cannot get back to the start within it is not queued: it
-    would lead to no loop the search could take, and these searches grow fast with depth.
-    How far back node m is: as far as m's negation from the start's off (a link read
-    backwards and negated is a link, so a way back is a way out from the start's off),
-    back[] of the caller's breadth first search from there under the same limit (bfs, its
-    marks in mark[]). anc[] marks the ancestors of the entry at hand (anc[NODES] its
-    stamp): one walk up its path, not one for each of its links."""
-    bounded = limit < NODES
-    mg = mark[NODES]
+    anc[] marks the ancestors of the entry at hand (anc[NODES] its stamp): one walk up its
+    path, not one for each of its links."""
     seen[NODES] += 1
     gen = seen[NODES]
     seen[start] = gen
@@ -291,8 +280,6 @@ def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back, ma
                     seen[m] = gen
                 elif anc[m] == stamp:  # off: again from another on, unless an ancestor
                     continue
-                if bounded and (mark[m ^ ONE] != mg or dn + back[m ^ ONE] > limit):
-                    continue  # no way back within the limit
                 if tail >= qn.shape[0]:
                     return -tail
                 t = as_index(tail)
@@ -305,22 +292,6 @@ def loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back, ma
                         closers[closers[0]] = tail
                 tail += 1
     return tail
-
-
-@compiled.helper(_nrt=False)
-def negation_within(reached, n, depth, seen, limit):
-    """to_negation's answer read from a finished breadth first search from the same node
-    (bfs: reached[:|n|] its nodes, depth[] and seen[] its marks) under a limit at least
-    `limit`: every node a chain of at most `limit` nodes passes is among those reached."""
-    gen = seen[NODES]
-    best = NODES
-    for i in range(abs(n)):
-        x = reached[i]
-        if seen[x ^ 1] == gen and depth[x] + depth[x ^ 1] < best:
-            best = depth[x] + depth[x ^ 1]
-    if best < limit:
-        return best + 1
-    return -1 if n < 0 else 0
 
 
 @compiled.helper(inline="always")
@@ -622,10 +593,7 @@ def easiest_chain(val, cand, bb, H, E, depth, queue, seen, links, flags, scc, ef
     qp = np.empty(NODES * 16, np.int32)
     qd = np.empty(NODES * 16, np.int32)
     forw = np.empty(81, np.int64)  # (loop_eliminations' bitboards)
-    back = np.empty(NODES, np.int32)  # loops' ways back to the start, marked by mark
-    mark = np.zeros(NODES + 1, np.int32)
     anc = np.zeros(NODES + 1, np.int64)  # loops' marks of an entry's ancestors
-    reached = np.empty(NODES, np.int32)  # that search's nodes, in order
     rated = -1  # the rating the limits are for (limits: they change with H's)
     lim65 = lim66 = lim70 = NODES
     for kind in (1, 0, 2):  # 0: Y links only, 1: X only, 2: both
@@ -648,16 +616,10 @@ def easiest_chain(val, cand, bb, H, E, depth, queue, seen, links, flags, scc, ef
                     rated = H[RATING]
                     lim65, lim66, lim70 = limits(rated)
                 limit = lim70 if kind == 2 else lim65
-                nb = 0  # under a limit, the search from the start's off (loops' ways back)
                 closers[0] = 0
                 if flags[start] & ON_CYCLE:
-                    if limit < NODES:  # (kept to the component of the loops' ways back,
-                        # but for a forcing chain from the off: negation_within below)
-                        home = -1 if flags[node] & NEGATES else scc[node]
-                        nb = bfs(links, node, use_x, use_y, limit, -1, qp, back, reached,
-                                 mark, scc, home)
-                    loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, back,
-                          mark, anc, scc)
+                    loops(links, start, use_x, use_y, limit, qn, qp, qd, seen, closers, anc,
+                          scc)
                 for k in range(1, closers[0] + 1):  # the shortest loop that eliminates
                     last = closers[k]
                     nodes = qd[last] + 1
@@ -681,11 +643,8 @@ def easiest_chain(val, cand, bb, H, E, depth, queue, seen, links, flags, scc, ef
                         rated = H[RATING]
                         lim65, lim66, lim70 = limits(rated)
                     limit = lim70 if kind == 2 else lim66
-                    if not flags[start] & NEGATES:
-                        nodes = 0
-                    elif on == 0 and nb != 0:  # that search went as far (the limit is lower)
-                        nodes = negation_within(reached, nb, back, mark, limit)
-                    else:
+                    nodes = 0
+                    if flags[start] & NEGATES:
                         nodes = to_negation(links, start, use_x, use_y, limit, depth, queue,
                                             seen)
                     target = start ^ 1

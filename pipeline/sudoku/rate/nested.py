@@ -90,8 +90,8 @@ STORED = -2  # record's kind of a hint that keeps its parents, not its path
 # look sgen), sl a list of slots, seg a hint's chains; per pass: the distinct hints'
 # complexities (tcx) and keys (tkey, index tix), tcount, tmark (dynamic.py's: tmark[id] ==
 # W.cgen, counted for that conclusion); over: a pool ran out.
-Nested = namedtuple("Nested", "links parent depth queue seen qn qp qd closers back mark "
-                              "anc forw bck diff cx sk key rh po pn ro rn path rem nh np nr "
+Nested = namedtuple("Nested", "links parent depth queue seen qn qp qd closers anc forw bck "
+                              "diff cx sk key rh po pn ro rn path rem nh np nr "
                               "kept kmark tcx tkey tix tcount over pp rc rm tmp hseen hmark emark "
                               "hk seg shas sorder scount spar smade sgen sqon sqoff sl tmark "
                               "flags scc rtmp radj rbits")
@@ -111,8 +111,7 @@ def new_nested(big):
     N = Nested(np.empty((nodes, 30), e64), np.empty(nodes, e64), np.empty(nodes, e64),
                np.empty(nodes, e64), np.zeros(nodes + 1, e64), np.empty(nodes * 16, e32),
                np.empty(nodes * 16, e32), np.empty(nodes * 16, e32),
-               np.empty(closers, e64), np.empty(nodes, e32),
-               np.zeros(nodes + 1, e32), np.zeros(nodes + 1, e64), np.empty(81, e64),
+               np.empty(closers, e64), np.zeros(nodes + 1, e64), np.empty(81, e64),
                np.empty(81, e64),
                np.empty(maxh, np.float64), np.empty(maxh, e64), np.empty(maxh, e64),
                np.empty(maxh, e64), np.empty(maxh, e64), np.empty(maxh, e64),
@@ -272,7 +271,7 @@ def look(N, val, cand, g, n):
                 N.closers[0] = 0
                 if flags[start] & ON_CYCLE and (loops(
                         links, start, use_x, use_y, NODES, N.qn, N.qp, N.qd, N.seen, N.closers,
-                        N.back, N.mark, N.anc, scc) < 0 or N.closers[0] + 2 >= N.closers.shape[0]):
+                        N.anc, scc) < 0 or N.closers[0] + 2 >= N.closers.shape[0]):
                     N.over[0] = 1  # (a loop not seen: the hints would not be serate's)
                 for k in range(1, N.closers[0] + 1):
                     e = N.closers[k]
@@ -295,7 +294,7 @@ def look(N, val, cand, g, n):
                     if not flags[s] & NEGATES:
                         continue
                     bfs(links, s, use_x, use_y, NODES, target, N.parent, N.depth, N.queue,
-                        N.seen, scc, -1)
+                        N.seen)
                     if N.seen[target] != N.seen[NODES]:
                         continue
                     nn = 0

@@ -78,8 +78,7 @@ def test_the_half_deep_search_finds_the_shortest_chain_to_the_negation(
     rng = np.random.default_rng(pick)
     for start in rng.choice(starts, size=min(12, len(starts)), replace=False):
         start = int(start)
-        bfs(links, start, use_x, use_y, limit, start ^ 1, parent, depth, queue, seen,
-            np.zeros(NODES, np.int32), -1)
+        bfs(links, start, use_x, use_y, limit, start ^ 1, parent, depth, queue, seen)
         whole = seen[start ^ 1] == seen[NODES]
         expected = int(depth[start ^ 1]) + 1 if whole else 0
         got = to_negation(links, start, use_x, use_y, limit, depth, queue, seen)
@@ -135,28 +134,24 @@ def test_reach_says_which_searches_can_find_a_loop_or_a_chain(i, drop, seed, kin
        st.sampled_from([(True, False), (False, True), (True, True)]),
        st.sampled_from([8, 12, NODES]))
 def test_loops_kept_to_the_start_s_component_find_the_same_loops(i, drop, seed, kind, limit):
-    """The loops from each start, in the order met, with and without the component (and
-    under a limit, the ways back from the start's off kept to its component too): each
-    kind's, with the components of both kinds of links, as the rater keeps them."""
+    """The loops from each start, in the order met, with and without the component (under
+    a limit too): each kind's, with the components of both kinds of links, as the rater
+    keeps them."""
     cand, bb = _state(PUZZLES[i], SOLUTIONS[i], drop, seed)
     links = _links(cand, bb)
     use_x, use_y = kind
     flags, scc, *scratch = new_reach(NODES)
     reach(cand, links, True, True, flags, scc, *scratch)
     q = [np.empty(NODES * 16, np.int32) for _ in range(3)]
-    seen, mark = np.zeros(NODES + 1, np.int32), np.zeros(NODES + 1, np.int32)
+    seen = np.zeros(NODES + 1, np.int32)
     anc = np.zeros(NODES + 1, np.int64)
-    back, closers = np.zeros(NODES, np.int32), np.zeros(256, np.int64)
-    reached, parent = np.empty(NODES, np.int32), np.empty(NODES * 16, np.int32)
+    closers = np.zeros(256, np.int64)
     for start in [((c * 9 + d) << 1) | 1 for c in range(81) for d in range(9)
                   if cand[c] >> d & 1][:40]:
         found = []
         for comps in (np.zeros(NODES, np.int32), scc):
-            if limit < NODES:
-                bfs(links, start - 1, use_x, use_y, limit, -1, parent, back, reached, mark,
-                    comps, int(comps[start - 1]) if comps is scc else -1)
-            whole = loops(links, start, use_x, use_y, limit, *q, seen, closers, back, mark,
-                          anc, comps) >= 0
+            whole = loops(links, start, use_x, use_y, limit, *q, seen, closers, anc,
+                          comps) >= 0
             paths = []
             for k in range(1, closers[0] + 1):
                 e, path = int(closers[k]), []
