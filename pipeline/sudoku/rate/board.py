@@ -202,6 +202,14 @@ def count_in(bb, d, h):
             + popcount(bb[d, 2] & HOUSE_BB[h, 2]))
 
 
+@compiled.helper(_nrt=False)
+def counts(bb, n):
+    """n[d, h]: how many cells of house h hold candidate d (count_in of every pair)."""
+    for d in range(9):
+        for h in range(27):
+            n[d, h] = count_in(bb, d, h)
+
+
 @compiled.helper(inline="always")
 def alone(x0, x1, x2, h):
     """The one cell of house h on the bitboard x0, x1, x2; -1 when it has none or more."""

@@ -41,7 +41,7 @@ from pipeline.sudoku.rate.board import (
     SERATE_HOUSES,
     WORD,
     as_index,
-    count_in,
+    counts,
     lowbit,
 )
 from pipeline.sudoku.rate.techniques import (
@@ -424,7 +424,7 @@ def look_at(cand, n, links, flags, scc, tmp, adj, bits):
     """The links of grid cand (build_links; n[d, h] the places of digit d in house h) and
     reach's look at them (both kinds), unless the arrays hold those of this very grid
     already (the static chains and, a step later, the multiple forcing chains look at the
-    same grid); reach's number of nodes."""
+    same grid; the nested looks use their own arrays); reach's number of nodes."""
     g = tmp[OF_GRID]
     if g[0] == 1:
         same = True
@@ -568,9 +568,7 @@ def forcing_chains(val, cand, bb, H, E, depth, queue, seen, look, effort):
     look: the arrays of the grid's links and reach's look at them (look_at's)."""
     links, flags, scc, tmp, adj, bits = look
     n = np.empty((9, 27), np.int64)
-    for d in range(9):
-        for h in range(27):
-            n[d, h] = count_in(bb, d, h)
+    counts(bb, n)
     # which searches can find anything (reach) with both kinds of links: each kind's links
     # are a part of them (on -> off X links are in all), so what it shows holds of each (a
     # search from a node finds nothing; a loop keeps to a component of both)

@@ -70,7 +70,7 @@ from pipeline.sudoku.rate.board import (
     WORD,
     as_index,
     bitboards,
-    count_in,
+    counts,
     first_place,
     lowbit,
 )
@@ -817,9 +817,7 @@ def chains_of(W, N, val, cand, mode, X):
     for c in range(81):
         W.val[c] = val[c]
     bitboards(cand, W.gb0)
-    for d in range(9):
-        for h in range(27):
-            W.n0[d, h] = count_in(W.gb0, d, h)
+    counts(W.gb0, W.n0)
     if mode == MULTIPLE and not W.coll[0]:
         multiple(W, N, val, cand)
         return W.best[0] < (1 << 40)

@@ -68,11 +68,10 @@ from pipeline.sudoku.rate.chains import (
     NODES,
     ON_CYCLE,
     bfs,
-    build_links,
     length_add,
+    look_at,
     loops,
     new_reach,
-    reach,
     serate_added,
 )
 
@@ -82,7 +81,7 @@ TABLE = 1 << 17  # the distinct hints of a kind of chains' pass (nested ids)
 WORDS = (NODES + 63) // 64
 STORED = -2  # record's kind of a hint that keeps its parents, not its path
 
-# Per look: links (chains.build_links's, of g), the searches' scratch (parent .. anc),
+# Per look: links (chains.look_at's, of g), the searches' scratch (parent .. anc),
 # hints (diff, cx, sk, key, rh: removal set's hash; hk: record's kind; po/pn their path in
 # path[]; ro/rn their removals in rem[] as cell << 9 | digits), sort/keep scratch (kept,
 # tmp, hseen/hmark, emark), kmark the parents met; the static runs of multiple chains (shas
@@ -246,14 +245,13 @@ def look(N, val, cand, g, n):
     searches that chains.reach shows to find nothing are not made."""
     no_hints(N)
     links = N.links
-    build_links(g, n, links)
     nodes = N.pp
     rc = N.rc
     rm = N.rm
     # which searches can find anything, for each kind (as chains.forcing_chains's)
     flags = N.flags
     scc = N.scc
-    reach(g, links, True, True, flags, scc, N.rtmp, N.radj, N.rbits)
+    look_at(g, n, links, flags, scc, N.rtmp, N.radj, N.rbits)
     for kind in (1, 0, 2):  # X links only, Y only, both
         use_x = kind >= 1
         use_y = kind != 1
